@@ -1,0 +1,77 @@
+# snowflake: PGXS build of a C++17 PostgreSQL extension.
+#
+# Targets for people and CI:
+#   make            build the extension (installs missing Debian packages first: make deps)
+#   make install    install it into the PostgreSQL found by pg_config
+#   make test       build, install, run every test suite; ends with "N passed, N failed"
+#   make demo       build, install, run a throwaway instance and show ids being made
+#   make unit       core unit tests only (GoogleTest, no server)
+
+EXTENSION   = snowflake
+MODULE_big  = snowflake
+DATA        = snowflake--1.0.sql
+
+CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp
+PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/shmem.cpp src/pg/nextval.cpp \
+            src/pg/decode.cpp
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+
+# PostgreSQL's headers as system headers, so that our warnings flags apply
+# to our code only.
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra -Werror
+SHLIB_LINK  = -lstdc++
+
+# No JIT bitcode: it would need clang, and these functions are not inlined.
+override with_llvm = no
+
+include $(PGXS)
+
+# ---------------------------------------------------------------------------
+# Everything below is ours, not PGXS's.
+
+BUILD    := build
+GTEST_LIBS := -lgtest -lgtest_main -pthread
+CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
+UNIT_SRCS := $(wildcard test/unit/*.cpp)
+
+.PHONY: deps unit unit-sanitize test demo bench
+
+deps:
+	@scripts/deps.sh
+
+# Core unit tests: pure C++, no server.
+$(BUILD)/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(CORE_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(GTEST_LIBS)
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+$(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(GTEST_LIBS)
+
+unit: $(BUILD)/unit_tests
+	$(BUILD)/unit_tests
+
+unit-sanitize: $(BUILD)/unit_tests_sanitized
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit_tests_sanitized
+
+test: deps
+	$(MAKE) all
+	$(MAKE) install
+	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
+	test/run_all.sh
+
+demo: deps
+	$(MAKE) all
+	$(MAKE) install
+	scripts/demo.sh
+
+bench: deps
+	$(MAKE) all
+	$(MAKE) install
+	bench/run.sh

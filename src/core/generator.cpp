@@ -1,0 +1,105 @@
+#include "generator.hpp"
+
+#include <algorithm>
+
+namespace snowflake::core {
+
+GeneratorState state_after(int64_t floor_ms) noexcept {
+    GeneratorState s;
+    s.last_ms = floor_ms < -1 ? -1 : floor_ms;
+    s.sequence = kMaxSequence;
+    return s;
+}
+
+Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
+              int32_t max_count) noexcept {
+    Next out;
+    if (max_count < 1) max_count = 1;
+
+    if (now_ms < 0) {
+        out.status = Status::BeforeEpoch;
+        return out;
+    }
+    if (now_ms > kMaxMs) {
+        out.status = Status::EndOfTime;
+        return out;
+    }
+
+    if (now_ms < state.last_ms) {
+        const int64_t behind = state.last_ms - now_ms;
+        Counters& c = state.counters;
+        c.clock_backwards_events++;
+        c.clock_backwards_max_ms = std::max(c.clock_backwards_max_ms, behind);
+        out.behind_ms = behind;
+        // Ids resume in last_ms if it has sequence left, otherwise just after.
+        out.wait_until_ms = state.sequence < kMaxSequence ? state.last_ms : state.last_ms + 1;
+        if (behind <= config.tolerance_ms) {
+            out.status = Status::WaitClock;
+        } else {
+            c.clock_backwards_errors++;
+            out.status = Status::ClockBehind;
+        }
+        return out;
+    }
+
+    int32_t first_seq;
+    if (now_ms == state.last_ms) {
+        if (state.sequence >= kMaxSequence) {
+            state.counters.overflow_waits++;
+            out.status = Status::WaitNextMs;
+            out.wait_until_ms = now_ms + 1;
+            return out;
+        }
+        first_seq = state.sequence + 1;
+    } else {
+        if (now_ms > state.reserved_until_ms) {
+            out.status = Status::NeedReservation;
+            return out;
+        }
+        first_seq = 0;
+    }
+
+    const int32_t count = std::min(max_count, kMaxSequence - first_seq + 1);
+    state.last_ms = now_ms;
+    state.sequence = first_seq + count - 1;
+
+    out.status = Status::Issued;
+    out.first_id = compose(now_ms, config.worker, first_seq);
+    out.count = count;
+    return out;
+}
+
+bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, int32_t worker,
+               FastNext* out) noexcept {
+    const int64_t last_ms = packed_ms(packed);
+    const int32_t sequence = packed_sequence(packed);
+    if (now_ms == last_ms && sequence < kMaxSequence) {
+        out->next = packed + 1;
+        out->id = compose(last_ms, worker, sequence + 1);
+        return true;
+    }
+    if (now_ms > last_ms && now_ms <= reserved_until_ms && now_ms <= kMaxMs) {
+        out->next = pack_position(now_ms, 0);
+        out->id = compose(now_ms, worker, 0);
+        return true;
+    }
+    return false;
+}
+
+void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept {
+    if (new_until_ms > kMaxMs) new_until_ms = kMaxMs;
+    if (new_until_ms > state.reserved_until_ms) {
+        state.reserved_until_ms = new_until_ms;
+        state.counters.reservations++;
+    }
+}
+
+EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept {
+    if (epoch_unix_ms > now_unix_ms) return EpochCheck::InFuture;
+    // The id space ends at epoch + kMaxMs; at least a year of it must be left.
+    const int64_t used = now_unix_ms - epoch_unix_ms;
+    if (used > kMaxMs - kMinRemainingRangeMs) return EpochCheck::TooLittleRange;
+    return EpochCheck::Ok;
+}
+
+}  // namespace snowflake::core

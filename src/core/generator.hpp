@@ -1,0 +1,118 @@
+// The Snowflake generator state machine and its clock guard.
+//
+// Pure: the caller passes in the current time (milliseconds since the epoch)
+// and holds whatever lock protects the state. Nothing here sleeps, reads a
+// clock or allocates; every outcome is a Status the caller acts on.
+#pragma once
+
+#include "pure.hpp"
+
+#include "layout.hpp"
+
+#include <cstdint>
+
+namespace snowflake::core {
+
+// Counters of the slow path. Ids issued are counted by the caller, which
+// may issue most of them through fast_next() without touching this state.
+struct Counters {
+    uint64_t overflow_waits = 0;          // a millisecond's 4,096 ids were used up
+    uint64_t clock_backwards_events = 0;  // calls that found the clock behind the last id
+    uint64_t clock_backwards_errors = 0;  // ... and refused because it was beyond tolerance
+    int64_t clock_backwards_max_ms = 0;   // largest distance seen
+    uint64_t reservations = 0;            // times the reserved window was extended
+};
+
+struct GeneratorState {
+    // Millisecond of the last id issued (or of the high-water mark at start);
+    // -1 when nothing has been issued.
+    int64_t last_ms = -1;
+    // Last sequence used in last_ms. kMaxSequence means last_ms is used up.
+    int32_t sequence = kMaxSequence;
+    // Ids may be issued up to and including this millisecond: the persisted
+    // high-water mark. kMaxMs when no reservation is in use.
+    int64_t reserved_until_ms = kMaxMs;
+    Counters counters;
+};
+
+// Starts a state that will only issue ids in milliseconds after `floor_ms`
+// (a high-water mark: -1 for none), as if floor_ms had been used up. The
+// reservation is left unlimited (kMaxMs); set reserved_until_ms to use one.
+GeneratorState state_after(int64_t floor_ms) noexcept;
+
+struct Config {
+    int32_t worker = 0;         // 0..kMaxWorker
+    int64_t tolerance_ms = 0;   // a clock this far behind last_ms is waited out
+};
+
+enum class Status {
+    Issued,           // `count` ids, first_id .. first_id + count - 1
+    WaitNextMs,       // this millisecond is used up: wait until wait_until_ms
+    WaitClock,        // clock behind by behind_ms <= tolerance: wait until wait_until_ms
+    ClockBehind,      // clock behind by behind_ms > tolerance: refuse, state untouched
+    BeforeEpoch,      // clock earlier than the epoch
+    EndOfTime,        // clock past the 41-bit range of the epoch
+    NeedReservation,  // clock past reserved_until_ms: extend the mark, then retry
+};
+
+struct Next {
+    Status status = Status::Issued;
+    int64_t first_id = 0;
+    int32_t count = 0;
+    int64_t behind_ms = 0;      // WaitClock, ClockBehind
+    int64_t wait_until_ms = 0;  // WaitNextMs, WaitClock, ClockBehind: when ids resume
+};
+
+// Issues up to max_count (>= 1) ids of the current millisecond. The ids of one
+// call share a millisecond, so they are consecutive integers.
+Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
+              int32_t max_count) noexcept;
+
+inline Next next_id(GeneratorState& state, int64_t now_ms, const Config& config) noexcept {
+    return next_ids(state, now_ms, config, 1);
+}
+
+// Extends the reservation: ids may now be issued up to new_until_ms. Only
+// ever moves forward.
+void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept;
+
+// The position (last_ms, sequence) packed into one unsigned 64-bit word that
+// only ever grows, so that it can live in an atomic and be advanced with a
+// compare-and-swap: (last_ms + 1) << 12 | sequence. last_ms = -1 packs to
+// kMaxSequence ("nothing issued yet, as if millisecond -1 were used up").
+constexpr uint64_t pack_position(int64_t last_ms, int32_t sequence) noexcept {
+    return (static_cast<uint64_t>(last_ms + 1) << kSequenceBits) | static_cast<uint32_t>(sequence);
+}
+constexpr int64_t packed_ms(uint64_t packed) noexcept {
+    return static_cast<int64_t>(packed >> kSequenceBits) - 1;
+}
+constexpr int32_t packed_sequence(uint64_t packed) noexcept {
+    return static_cast<int32_t>(packed & static_cast<uint64_t>(kMaxSequence));
+}
+
+// The lock-free fast path: the two common cases of next_id() (same
+// millisecond with sequence left, or a later millisecond inside the
+// reservation) computed from a snapshot of the packed position. On true, the
+// caller installs *next with a compare-and-swap from `packed` and, if that
+// succeeds, owns *id. On false the caller takes the slow path (next_ids()
+// under a lock), which handles waits, clock steps, errors and reservations.
+struct FastNext {
+    uint64_t next;
+    int64_t id;
+};
+bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, int32_t worker,
+               FastNext* out) noexcept;
+
+// Validation of an epoch, in Unix milliseconds, against the current time.
+enum class EpochCheck { Ok, InFuture, TooLittleRange };
+constexpr int64_t kMinRemainingRangeMs = int64_t{365} * 24 * 3600 * 1000;  // one year
+EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept;
+
+// Unix milliseconds to epoch-relative milliseconds, floor division for
+// instants before 1970.
+constexpr int64_t floor_div(int64_t a, int64_t b) noexcept {
+    const int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+}  // namespace snowflake::core

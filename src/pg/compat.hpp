@@ -1,0 +1,60 @@
+// Every PostgreSQL version difference the glue depends on, in one place.
+// Built and tested against PostgreSQL 15; the branches for 13/14 and 16+ follow
+// the documented API changes of those releases.
+#pragma once
+
+#if PG_VERSION_NUM < 130000
+#error "snowflake needs PostgreSQL 13 or later"
+#endif
+
+// PostgreSQL 15 added shmem_request_hook; before it, shared memory and LWLock
+// tranches were requested directly from _PG_init.
+#if PG_VERSION_NUM >= 150000
+#define SF_HAVE_SHMEM_REQUEST_HOOK 1
+#else
+#define SF_HAVE_SHMEM_REQUEST_HOOK 0
+#endif
+
+// MarkGUCPrefixReserved() is the PostgreSQL 15 name of EmitWarningsOnPlaceholders().
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+// PostgreSQL 16 gave DecodeDateTime() a DateTimeErrorExtra argument.
+static inline int sf_decode_date_time(char** field, int* ftype, int nf, int* dtype,
+                                      struct pg_tm* tm, fsec_t* fsec, int* tzp) {
+#if PG_VERSION_NUM >= 160000
+    DateTimeErrorExtra extra;
+    return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
+#else
+    return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+#endif
+}
+
+// A GUC check hook's *extra must come from the allocator the GUC machinery
+// frees it with: malloc() up to 15, guc_malloc() (a memory context) from 16.
+static inline void* sf_guc_malloc(size_t size) {
+#if PG_VERSION_NUM >= 160000
+    return guc_malloc(LOG, size);
+#else
+    return malloc(size);
+#endif
+}
+
+// The number of backend slots, and this process's slot (1-based; 0 when it
+// has none): PostgreSQL 17 replaced backend ids with proc numbers.
+// Before 15, MaxBackends is not yet computed when _PG_init requests memory.
+static inline int sf_backend_slots(void) {
+#if PG_VERSION_NUM >= 150000
+    return MaxBackends;
+#else
+    return MaxConnections + autovacuum_max_workers + 1 + max_worker_processes + max_wal_senders;
+#endif
+}
+static inline int sf_my_backend_slot(void) {
+#if PG_VERSION_NUM >= 170000
+    return MyProcNumber == INVALID_PROC_NUMBER ? 0 : MyProcNumber + 1;
+#else
+    return MyBackendId == InvalidBackendId ? 0 : MyBackendId;
+#endif
+}

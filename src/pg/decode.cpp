@@ -1,0 +1,135 @@
+// Decoders and constructors of Snowflake ids. They need no shared state and
+// work without shared_preload_libraries. Bad input is an error naming the
+// value, never a clamped or wrapped result.
+
+#include "snowflake.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(snowflake_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_timestamp_epoch);
+PG_FUNCTION_INFO_V1(snowflake_worker_id);
+PG_FUNCTION_INFO_V1(snowflake_sequence);
+PG_FUNCTION_INFO_V1(snowflake_decode);
+PG_FUNCTION_INFO_V1(snowflake_decode_epoch);
+PG_FUNCTION_INFO_V1(snowflake_from_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_compose);
+}
+
+namespace core = snowflake::core;
+
+namespace {
+
+core::Fields checked_fields(int64 id) {
+    if (!core::valid_id(id))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("snowflake id %lld is negative", static_cast<long long>(id)),
+                        errhint("Snowflake ids are positive bigints; bit 63 is always zero.")));
+    return core::decompose(id);
+}
+
+void check_epoch_finite(TimestampTz epoch) {
+    if (TIMESTAMP_NOT_FINITE(epoch))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("epoch must be finite"),
+                        errhint("Give the epoch the ids were made with, such as "
+                                "'2025-01-01 00:00:00+00'.")));
+}
+
+TimestampTz id_time(int64 ms, TimestampTz epoch) {
+    check_epoch_finite(epoch);
+    const TimestampTz ts = epoch + ms * 1000;
+    if (!IS_VALID_TIMESTAMP(ts))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp out of range"),
+                        errdetail("Epoch %s plus %lld ms is past the range of timestamp with time zone.",
+                                  timestamptz_to_str(epoch), static_cast<long long>(ms))));
+    return ts;
+}
+
+// Milliseconds since the configured epoch of a timestamp that ids can carry.
+int64 id_ms(TimestampTz ts) {
+    if (TIMESTAMP_NOT_FINITE(ts))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp must be finite"),
+                        errhint("Snowflake ids carry times from snowflake.epoch to about 69.7 years "
+                                "after it.")));
+    const TimestampTz epoch = sf::current_epoch();
+    const int64 ms = core::floor_div(ts - epoch, 1000);
+    if (!core::valid_ms(ms)) {
+        // Print both instants before raising: timestamptz_to_str returns a
+        // static buffer.
+        char* ts_text = pstrdup(timestamptz_to_str(ts));
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is outside the id range of snowflake.epoch", ts_text),
+                        errdetail("Ids of epoch %s cover %lld ms from it; the timestamp is %lld ms from it.",
+                                  timestamptz_to_str(epoch), static_cast<long long>(core::kMaxMs),
+                                  static_cast<long long>(ms)),
+                        errhint("Give a timestamp from snowflake.epoch to about 69.7 years after it.")));
+    }
+    return ms;
+}
+
+Datum decode_row(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch) {
+    const core::Fields f = checked_fields(id);
+    TupleDesc tupdesc;
+    if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "return type must be a row type");
+    Datum values[3] = {TimestampTzGetDatum(id_time(f.ms, epoch)), Int32GetDatum(f.worker),
+                       Int32GetDatum(f.sequence)};
+    bool nulls[3] = {false, false, false};
+    HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
+    return HeapTupleGetDatum(tuple);
+}
+
+}  // namespace
+
+extern "C" {
+
+Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
+    const core::Fields f = checked_fields(PG_GETARG_INT64(0));
+    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, sf::current_epoch()));
+}
+
+Datum snowflake_timestamp_epoch(PG_FUNCTION_ARGS) {
+    const core::Fields f = checked_fields(PG_GETARG_INT64(0));
+    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, PG_GETARG_TIMESTAMPTZ(1)));
+}
+
+Datum snowflake_worker_id(PG_FUNCTION_ARGS) {
+    PG_RETURN_INT32(checked_fields(PG_GETARG_INT64(0)).worker);
+}
+
+Datum snowflake_sequence(PG_FUNCTION_ARGS) {
+    PG_RETURN_INT32(checked_fields(PG_GETARG_INT64(0)).sequence);
+}
+
+Datum snowflake_decode(PG_FUNCTION_ARGS) {
+    PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), sf::current_epoch()));
+}
+
+Datum snowflake_decode_epoch(PG_FUNCTION_ARGS) {
+    PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), PG_GETARG_TIMESTAMPTZ(1)));
+}
+
+Datum snowflake_from_timestamp(PG_FUNCTION_ARGS) {
+    PG_RETURN_INT64(core::first_id_of_ms(id_ms(PG_GETARG_TIMESTAMPTZ(0))));
+}
+
+Datum snowflake_compose(PG_FUNCTION_ARGS) {
+    const int64 ms = id_ms(PG_GETARG_TIMESTAMPTZ(0));
+    const int32 worker = PG_GETARG_INT32(1);
+    const int32 sequence = PG_GETARG_INT32(2);
+    if (!core::valid_worker(worker))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("worker id %d is out of range", worker),
+                        errhint("Worker ids run from 0 to %d.", core::kMaxWorker)));
+    if (!core::valid_sequence(sequence))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("sequence %d is out of range", sequence),
+                        errhint("Sequences run from 0 to %d.", core::kMaxSequence)));
+    PG_RETURN_INT64(core::compose(ms, worker, sequence));
+}
+}

@@ -1,0 +1,83 @@
+// Shared declarations of the PostgreSQL glue. Each glue source includes the
+// C++ standard headers it needs first, then this header, which brings in the
+// core and then PostgreSQL's headers (whose macros break C++ headers that
+// come after them).
+#pragma once
+
+#include "../core/generator.hpp"
+#include "../core/layout.hpp"
+#include "../core/uuid.hpp"
+
+#include <cstdint>
+
+extern "C" {
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/backendid.h"
+#include "storage/lwlock.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+}
+
+#include "compat.hpp"
+
+// Dedicated SQLSTATEs, documented in docs/reference.md.
+#define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
+#define ERRCODE_SF_CLOCK_OUT_OF_RANGE MAKE_SQLSTATE('S', 'F', '0', '0', '2')
+
+namespace sf {
+
+// Microseconds between 1970-01-01 and PostgreSQL's 2000-01-01 epoch.
+constexpr int64_t kPgEpochUnixUs =
+    static_cast<int64_t>(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+
+// Settings (guc.cpp).
+extern int worker_id;            // -1 while unset
+extern int clock_tolerance_ms;
+extern bool preloaded;           // loaded through shared_preload_libraries
+void define_settings();
+// The epoch in effect, as a TimestampTz. Without preload it is read from the
+// configuration file's value (validated the same way) or the default.
+TimestampTz current_epoch();
+
+// Shared memory (shmem.cpp).
+void install_shmem_hooks();
+
+// One cache line per backend for its count of ids issued, so that the hot
+// path never writes a line another backend writes.
+struct alignas(PG_CACHE_LINE_SIZE) IdCounter {
+    pg_atomic_uint64 ids;  // written only by the backend owning the slot
+};
+
+struct SharedState {
+    // Packed position (core::pack_position), advanced only by
+    // compare-and-swap, by the fast path without the lock and by the slow
+    // path under it.
+    alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 position;
+    // Ids may be issued up to this millisecond; written under the lock.
+    pg_atomic_uint64 reserved_until_ms;
+
+    alignas(PG_CACHE_LINE_SIZE) LWLock* lock;  // serialises the slow path and the fields below
+    snowflake::core::GeneratorState slow;     // counters; last_ms/sequence unused (see position)
+    uint64_t ids_baseline;                    // sum of the id counters at the last reset
+    TimestampTz stats_since;
+    pg_atomic_uint64 ids_unslotted;           // ids of processes without a counter slot
+    int counter_slots;
+    IdCounter counters[FLEXIBLE_ARRAY_MEMBER];
+};
+extern SharedState* shared;
+
+// Adds n to this backend's count of ids issued.
+void count_ids(uint64_t n);
+// Ids issued since the last reset; the caller holds the lock.
+uint64_t ids_issued_locked();
+
+// Reads CLOCK_REALTIME in microseconds since 1970.
+int64_t unix_now_us();
+int64_t unix_now_ns();
+
+}  // namespace sf

@@ -1,0 +1,129 @@
+# Throwaway PostgreSQL instances for tests, the demo and benchmarks.
+#
+# Source this file. Each instance lives in its own temporary directory owned
+# by the postgres user (PostgreSQL refuses to run as root), listens on a Unix
+# socket inside that directory only (no TCP port to collide with), and is
+# stopped by pg_cleanup_all, which callers install as an EXIT trap.
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
+PG_PORT=${PG_PORT:-5432}
+PG_INSTANCES=()
+
+# Runs a command as the postgres user (directly when we are not root).
+as_pg() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# pg_tmpdir: prints a new empty directory the postgres user owns.
+pg_tmpdir() {
+    local d
+    d=$(mktemp -d "${TMPDIR:-/tmp}/snowflake.XXXXXX")
+    chmod 755 "$d"
+    [ "$(id -u)" = 0 ] && chown postgres: "$d"
+    echo "$d"
+}
+
+# pg_init DIR [conf lines...]: initdb into DIR/data with the given extra
+# postgresql.conf lines.
+pg_init() {
+    local dir=$1; shift
+    as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; return 1; }
+    {
+        echo "listen_addresses = ''"
+        echo "unix_socket_directories = '$dir'"
+        echo "port = $PG_PORT"
+        echo "fsync = off"
+        echo "logging_collector = off"
+        for line in "$@"; do echo "$line"; done
+    } | as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+# pg_conf DIR line...: appends lines to the instance's postgresql.conf.
+pg_conf() {
+    local dir=$1; shift
+    printf '%s\n' "$@" | as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+# pg_start DIR [env assignments...]: starts the instance, waiting until it
+# accepts connections. Returns non-zero (and shows the log) if it does not.
+pg_start() {
+    local dir=$1; shift
+    PG_INSTANCES+=("$dir")
+    if ! as_pg env "$@" "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null 2>&1; then
+        return 1
+    fi
+}
+
+# pg_stop DIR [mode]: stops the instance (fast by default), if it runs.
+pg_stop() {
+    local dir=$1 mode=${2:-fast}
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_pg "$PGBIN/pg_ctl" -D "$dir/data" -m "$mode" -w -t 60 stop >/dev/null 2>&1 || true
+    fi
+    pg_reap "$dir"
+}
+
+# pg_postmaster_pid DIR: the pid recorded in postmaster.pid, if any.
+pg_postmaster_pid() {
+    [ -f "$1/data/postmaster.pid" ] && head -1 "$1/data/postmaster.pid"
+}
+
+# pg_kill9 DIR: kills the postmaster with SIGKILL, waits for its children to
+# go, and clears what a zombie postmaster leaves behind.
+pg_kill9() {
+    local dir=$1 pid
+    pid=$(pg_postmaster_pid "$dir") || return 0
+    kill -9 "$pid" 2>/dev/null || true
+    pg_reap "$dir"
+}
+
+# pg_reap DIR: waits until no process uses the instance any more. A postmaster
+# killed with SIGKILL may linger as a zombie (nothing reaps orphans in this
+# sandbox): a zombie holds no resources, but kill -0 still finds it, so a new
+# postmaster would refuse the data directory. Its lock files are removed.
+pg_reap() {
+    local dir=$1 pid i state
+    pid=$(pg_postmaster_pid "$dir") || return 0
+    for i in $(seq 1 200); do
+        # Children of the postmaster exit when they notice it is gone.
+        if ! pgrep -P "$pid" >/dev/null 2>&1; then
+            state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
+            if [ "$state" = gone ] || [ "$state" = Z ]; then
+                rm -f "$dir/data/postmaster.pid" "$dir/.s.PGSQL.$PG_PORT" "$dir/.s.PGSQL.$PG_PORT.lock"
+                return 0
+            fi
+        fi
+        sleep 0.05
+    done
+    echo "pg_reap: postmaster $pid in $dir did not go away" >&2
+    return 1
+}
+
+# pg_psql DIR [psql args...]: psql as postgres on the instance, quiet, stop on error.
+pg_psql() {
+    local dir=$1; shift
+    as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$PG_PORT" -U postgres -d postgres "$@"
+}
+
+# pg_val DIR SQL: prints the single value SQL returns.
+pg_val() {
+    local dir=$1; shift
+    pg_psql "$dir" -A -t -c "$1"
+}
+
+# pg_cleanup_all: stops every instance this shell started and removes them.
+pg_cleanup_all() {
+    local dir
+    for dir in "${PG_INSTANCES[@]}"; do
+        [ -d "$dir" ] || continue
+        pg_stop "$dir" immediate
+        [ -n "${KEEP_TMP:-}" ] || rm -rf "$dir"
+    done
+    PG_INSTANCES=()
+}
