@@ -75,3 +75,8 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+
+# Google Benchmark of the core (bench/core_bench.cpp).
+$(BUILD)/core_bench: bench/core_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc -o $@ bench/core_bench.cpp $(CORE_SRCS) -lbenchmark -pthread

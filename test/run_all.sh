@@ -1,0 +1,44 @@
+#!/bin/bash
+# Runs every test suite of snowflake, one after another, and ends with a
+# summary line "N passed, N failed" (N counts suites). Exits non-zero if any
+# suite failed. Each suite is a command that exits 0 on success; suites that
+# need a server start their own throwaway instances.
+#
+# Run through `make test`, which builds and installs first.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+SUITES=(
+    "core unit tests|build/unit_tests --gtest_brief=1"
+    "core unit tests (ASan+UBSan)|env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/unit_tests_sanitized --gtest_brief=1"
+    "pg_regress|test/regress.sh"
+    "pgTAP|test/pgtap.sh"
+)
+
+passed=0
+failed=0
+failed_names=()
+start_all=$(date +%s)
+for entry in "${SUITES[@]}"; do
+    name=${entry%%|*}
+    cmd=${entry#*|}
+    echo
+    echo "=== suite: $name"
+    start=$(date +%s)
+    if bash -c "$cmd"; then
+        passed=$((passed + 1))
+        echo "=== suite: $name: ok ($(( $(date +%s) - start )) s)"
+    else
+        failed=$((failed + 1))
+        failed_names+=("$name")
+        echo "=== suite: $name: FAILED ($(( $(date +%s) - start )) s)"
+    fi
+done
+
+echo
+echo "snowflake test suites took $(( $(date +%s) - start_all )) s"
+if [ $failed -gt 0 ]; then
+    printf 'failed suite: %s\n' "${failed_names[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
