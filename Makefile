@@ -13,7 +13,7 @@ DATA        = snowflake--1.0.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/shmem.cpp src/pg/nextval.cpp \
-            src/pg/decode.cpp
+            src/pg/decode.cpp src/pg/uuid.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
 PG_CONFIG ?= pg_config

@@ -110,3 +110,35 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_stats_reset() IS
 'resets the counters of snowflake_stats (superuser only by default)';
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
+
+-- UUID version 7 (RFC 9562) ----------------------------------------------------
+-- On PostgreSQL 18 and later the core's pg_catalog.uuidv7() comes first on
+-- the search path; call these schema-qualified there.
+
+CREATE FUNCTION uuidv7()
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7() IS
+'new RFC 9562 UUID version 7: Unix milliseconds, a 12-bit sub-millisecond fraction, 62 random bits; strictly increasing within a backend';
+
+CREATE FUNCTION uuidv7(shift interval)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7_shift'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7(interval) IS
+'new UUID version 7 whose timestamp is shifted by the interval';
+
+CREATE FUNCTION uuidv7_timestamp(u uuid)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+'millisecond timestamp of a version-7 UUID; NULL for other versions';
+
+CREATE FUNCTION uuidv7_from_timestamp(ts timestamptz)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7_from_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+'smallest version-7 UUID of the millisecond of ts, for range scans and partition bounds';

@@ -35,6 +35,13 @@ constexpr int64_t uuid_ticks_from_ns(int64_t unix_ns) noexcept {
     return ms * 4096 + (sub_ns * 4096) / 1000000;
 }
 
+// Milliseconds since 1970 and nanoseconds within that millisecond
+// (0..999999) to ticks; no intermediate nanosecond count, so it holds over
+// the whole 48-bit millisecond range.
+constexpr int64_t uuid_ticks_from_ms(int64_t unix_ms, int64_t sub_ms_ns) noexcept {
+    return unix_ms * 4096 + (sub_ms_ns * 4096) / 1000000;
+}
+
 constexpr bool valid_uuid_ticks(int64_t ticks) noexcept {
     return ticks >= 0 && ticks <= kUuidMaxTicks;
 }

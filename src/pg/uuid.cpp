@@ -1,0 +1,147 @@
+// uuidv7() and its helpers. No shared state: these work without preload.
+//
+// Randomness: pg_strong_random() is read in blocks into a per-process buffer
+// and served 8 bytes per UUID, so that one UUID does not pay a whole call
+// into the random source. The buffer remembers the pid that filled it and is
+// refilled whenever the current process is another one, so a process forked
+// from one that holds bytes never serves the same bytes. It is never filled
+// in the postmaster. Served bytes are wiped.
+
+#include <cstring>
+
+#include "snowflake.hpp"
+
+extern "C" {
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+PG_FUNCTION_INFO_V1(snowflake_uuidv7);
+PG_FUNCTION_INFO_V1(snowflake_uuidv7_shift);
+PG_FUNCTION_INFO_V1(snowflake_uuidv7_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_uuidv7_from_timestamp);
+}
+
+namespace core = snowflake::core;
+
+namespace {
+
+constexpr size_t kRandomBlock = 8192;  // 1,024 UUIDs per call into the random source
+
+uint8_t random_buf[kRandomBlock];
+size_t random_pos = kRandomBlock;
+int random_pid = 0;
+
+core::UuidClock uuid_clock;
+
+const char* const kRangeHint =
+    "UUIDv7 holds Unix milliseconds in 48 bits: from 1970-01-01 to about the year 10889.";
+
+// Returns kUuidRandomBytes fresh random bytes, valid until the next call.
+uint8_t* take_random() {
+    if (random_pid != MyProcPid || random_pos + core::kUuidRandomBytes > kRandomBlock) {
+        if (!IsUnderPostmaster && IsPostmasterEnvironment)
+            elog(ERROR, "snowflake: random buffer must not be filled in the postmaster");
+        if (!pg_strong_random(random_buf, kRandomBlock))
+            ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                            errmsg("could not generate random values"),
+                            errhint("Check the server's source of cryptographic randomness.")));
+        random_pos = 0;
+        random_pid = MyProcPid;
+    }
+    uint8_t* p = random_buf + random_pos;
+    random_pos += core::kUuidRandomBytes;
+    return p;
+}
+
+Datum make_uuid(int64_t ticks) {
+    uint8_t* random = take_random();
+    const core::Uuid u = core::build_uuidv7(ticks, random);
+    std::memset(random, 0, core::kUuidRandomBytes);
+    auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
+    static_assert(sizeof(out->data) == sizeof(u.bytes), "UUIDs are 16 bytes");
+    std::memcpy(out->data, u.bytes, sizeof(u.bytes));
+    return UUIDPGetDatum(out);
+}
+
+// The next ticks of this backend's strictly ascending UUID clock.
+int64_t next_ticks() {
+    return core::ascending_ticks(uuid_clock, core::uuid_ticks_from_ns(sf::unix_now_ns()));
+}
+
+void check_ticks(int64_t ticks, TimestampTz ts) {
+    if (!core::valid_uuid_ticks(ticks))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
+                        errhint("%s", kRangeHint)));
+}
+
+core::Uuid to_core(const pg_uuid_t* u) {
+    core::Uuid c;
+    std::memcpy(c.bytes, u->data, sizeof(c.bytes));
+    return c;
+}
+
+}  // namespace
+
+extern "C" {
+
+Datum snowflake_uuidv7(PG_FUNCTION_ARGS) {
+    const int64_t ticks = next_ticks();
+    check_ticks(ticks, static_cast<TimestampTz>(core::floor_div(ticks, 4096) * 1000 - sf::kPgEpochUnixUs));
+    PG_RETURN_DATUM(make_uuid(ticks));
+}
+
+Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
+    Interval* shift = PG_GETARG_INTERVAL_P(0);
+    const int64_t ticks = next_ticks();
+
+    // Ticks to nanoseconds, rounding up so that the way back gives the same
+    // fraction; then to a timestamp plus the nanoseconds below a microsecond.
+    const int64_t ms = core::floor_div(ticks, 4096);
+    const int64_t frac = ticks - ms * 4096;
+    const int64_t ns = ms * 1000000 + (frac * 1000000 + 4095) / 4096;
+    const int64_t sub_us_ns = ns % 1000;
+    const TimestampTz base = ns / 1000 - sf::kPgEpochUnixUs;
+
+    // Calendar-aware, as timestamptz + interval; raises its own error when
+    // the result leaves the timestamp range.
+    const TimestampTz shifted =
+        DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, TimestampTzGetDatum(base),
+                                                PointerGetDatum(shift)));
+    if (TIMESTAMP_NOT_FINITE(shifted))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("shifted timestamp is not finite"), errhint("%s", kRangeHint)));
+    const int64_t unix_us = shifted + sf::kPgEpochUnixUs;
+    if (unix_us < 0 || unix_us / 1000 > core::kUuidMaxMs)
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("shifted timestamp %s is out of range for UUIDv7",
+                               timestamptz_to_str(shifted)),
+                        errhint("%s", kRangeHint)));
+    const int64_t shifted_ticks =
+        core::uuid_ticks_from_ms(unix_us / 1000, (unix_us % 1000) * 1000 + sub_us_ns);
+    check_ticks(shifted_ticks, shifted);
+    PG_RETURN_DATUM(make_uuid(shifted_ticks));
+}
+
+Datum snowflake_uuidv7_timestamp(PG_FUNCTION_ARGS) {
+    const core::Uuid u = to_core(PG_GETARG_UUID_P(0));
+    if (core::uuid_version(u) != 7 || !core::uuid_rfc_variant(u)) PG_RETURN_NULL();
+    PG_RETURN_TIMESTAMPTZ(core::uuid_ms(u) * 1000 - sf::kPgEpochUnixUs);
+}
+
+Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {
+    const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+    if (TIMESTAMP_NOT_FINITE(ts))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp must be finite"), errhint("%s", kRangeHint)));
+    const int64_t ms = core::floor_div(ts + sf::kPgEpochUnixUs, 1000);
+    if (ms < 0 || ms > core::kUuidMaxMs)
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
+                        errhint("%s", kRangeHint)));
+    const core::Uuid u = core::uuidv7_floor(ms);
+    auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
+    std::memcpy(out->data, u.bytes, sizeof(u.bytes));
+    PG_RETURN_UUID_P(out);
+}
+}
