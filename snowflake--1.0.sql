@@ -92,7 +92,11 @@ CREATE FUNCTION snowflake_stats(
     OUT clock_backwards_events bigint,
     OUT clock_backwards_max_ms bigint,
     OUT clock_backwards_errors bigint,
-    OUT since timestamptz)
+    OUT since timestamptz,
+    OUT high_water_mark timestamptz,
+    OUT reservations bigint,
+    OUT reservation_waits bigint,
+    OUT startup_waits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -15,5 +15,6 @@ void _PG_init(void) {
     sf::preloaded = true;
     sf::define_settings();
     sf::install_shmem_hooks();
+    sf::register_mark_worker();
 }
 }

@@ -4,6 +4,7 @@
 // out of any of them at any point after the lock is released.
 
 #include <algorithm>
+#include <cerrno>
 
 #include "snowflake.hpp"
 
@@ -49,6 +50,21 @@ void require_generator() {
                  errmsg("snowflake.worker_id is not set"),
                  errhint("Set snowflake.worker_id in postgresql.conf to a number from 0 to 1023 "
                          "that no other node uses, then restart the server.")));
+    if (RecoveryInProgress())
+        ereport(ERROR,
+                (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                 errmsg("cannot issue snowflake ids during recovery"),
+                 errdetail("This server is a standby or is still replaying WAL."),
+                 errhint("Issue ids on the primary. A standby made from a base backup carries its "
+                         "primary's snowflake.worker_id: give it a worker id of its own before "
+                         "promoting it.")));
+    if (shared->mark_status == kMarkCorrupt)
+        ereport(ERROR,
+                (errcode(ERRCODE_DATA_CORRUPTED),
+                 errmsg("snowflake high-water mark file \"%s\" is unusable", kMarkFile),
+                 errdetail("At server start, %s.", shared->mark_problem),
+                 errhint("Ids are refused so that none is issued twice. Follow \"Repairing the "
+                         "high-water mark\" in docs/operations.md, then restart the server.")));
 }
 
 // Sleeps, then spins, until the clock reaches the start of millisecond
@@ -106,6 +122,10 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
         g.sequence = core::packed_sequence(cur);
         g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
         r = core::next_ids(g, now, config, max_count);
+        if (g.last_ms == shared->start_floor_ms && g.last_ms >= 0 &&
+            (r.status == core::Status::WaitClock || r.status == core::Status::ClockBehind ||
+             r.status == core::Status::WaitNextMs))
+            shared->startup_waits++;  // still held back by the mark loaded at start
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
                                             core::pack_position(g.last_ms, g.sequence)))
@@ -159,9 +179,23 @@ core::Next issue(int32_t max_count) {
             case core::Status::EndOfTime:
                 report_clock(r, now);
                 break;
-            case core::Status::NeedReservation:
-                elog(ERROR, "snowflake: reservation requested but none is in use");
+            case core::Status::NeedReservation: {
+                // No reservation covers the clock (idle server, or the
+                // background worker fell behind): write one now.
+                pg_atomic_fetch_add_u64(&shared->reservation_waits, 1);
+                const char* step = "";
+                if (int err = reserve_until(now, now + kReserveWindowMs, &step)) {
+                    errno = err;
+                    ereport(ERROR,
+                            (errcode_for_file_access(),
+                             errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m",
+                                    kMarkFile, step),
+                             errhint("Ids are refused until the mark can be written, so that none "
+                                     "is issued twice after a crash. Check the data directory's "
+                                     "file system.")));
+                }
                 break;
+            }
         }
     }
 }
@@ -223,11 +257,13 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     const core::Counters counters = sf::shared->slow.counters;
     const uint64 ids_issued = sf::ids_issued_locked();
     const TimestampTz since = sf::shared->stats_since;
+    const uint64 startup_waits = sf::shared->startup_waits;
+    const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sf::shared->reserved_until_ms));
     LWLockRelease(sf::shared->lock);
     const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sf::shared->position));
 
-    Datum values[9];
-    bool nulls[9] = {false};
+    Datum values[13];
+    bool nulls[13] = {false};
     int i = 0;
     if (sf::worker_id >= 0)
         values[i++] = Int32GetDatum(sf::worker_id);
@@ -244,7 +280,14 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     values[i++] = Int64GetDatum(counters.clock_backwards_max_ms);
     values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_errors));
     values[i++] = TimestampTzGetDatum(since);
-    Assert(i == tupdesc->natts);
+    if (reserved >= 0)
+        values[i++] = TimestampTzGetDatum(sf::current_epoch() + reserved * 1000);
+    else
+        nulls[i++] = true;
+    values[i++] = Int64GetDatum(static_cast<int64>(counters.reservations));
+    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&sf::shared->reservation_waits)));
+    values[i++] = Int64GetDatum(static_cast<int64>(startup_waits));
+    if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
     PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
@@ -255,6 +298,8 @@ Datum snowflake_stats_reset(PG_FUNCTION_ARGS) {
     const TimestampTz now = GetCurrentTimestamp();
     LWLockAcquire(sf::shared->lock, LW_EXCLUSIVE);
     sf::shared->slow.counters = core::Counters{};
+    sf::shared->startup_waits = 0;
+    pg_atomic_write_u64(&sf::shared->reservation_waits, 0);
     sf::shared->ids_baseline = 0;
     sf::shared->ids_baseline = sf::ids_issued_locked();
     sf::shared->stats_since = now;

@@ -15,6 +15,9 @@
 //   the core state machine and retries if a fast-path swap came between.
 // - The lock is never held across anything that can raise an error or
 //   sleep: the caller releases it and then waits or reports.
+// - `mark_lock` serialises writes of the high-water mark file (mark.cpp). A
+//   reservation is written to disk first and only then published, under
+//   `lock`, in `reserved_until_ms`; nothing issues an id past it.
 // - Each backend counts its ids in its own cache line; readers sum them.
 
 #include <cstddef>
@@ -46,7 +49,7 @@ Size shared_size(int slots) {
 
 void request_shmem() {
     RequestAddinShmemSpace(shared_size(sf_backend_slots()));
-    RequestNamedLWLockTranche(kTranche, 1);
+    RequestNamedLWLockTranche(kTranche, 2);
 }
 
 #if SF_HAVE_SHMEM_REQUEST_HOOK
@@ -73,8 +76,14 @@ void shmem_startup() {
         pg_atomic_init_u64(&shared->ids_unslotted, 0);
         shared->counter_slots = slots;
         for (int i = 0; i < slots; i++) pg_atomic_init_u64(&shared->counters[i].ids, 0);
+        shared->mark_lock = &GetNamedLWLockTranche(kTranche)[1].lock;
+        pg_atomic_init_u64(&shared->reservation_waits, 0);
+        // Only the postmaster creates the segment: read the mark from disk
+        // and start above it.
+        load_mark(shared);
     }
     LWLockRelease(AddinShmemInitLock);
+    if (!IsUnderPostmaster) register_mark_shutdown();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
+#include "../core/mark.hpp"
 #include "../core/uuid.hpp"
 
 #include <cstdint>
@@ -66,10 +67,35 @@ struct SharedState {
     uint64_t ids_baseline;                    // sum of the id counters at the last reset
     TimestampTz stats_since;
     pg_atomic_uint64 ids_unslotted;           // ids of processes without a counter slot
+
+    // High-water mark (mark.cpp), loaded by the postmaster at start.
+    LWLock* mark_lock;            // serialises writes of the mark file
+    int mark_status;              // MarkStatus
+    char mark_problem[160];       // why the mark is unusable, for the error message
+    int64_t start_floor_ms;       // the mark loaded at start; -1 for none
+    uint64_t startup_waits;       // under `lock`: id requests delayed or refused by it
+    pg_atomic_uint64 reservation_waits;  // id requests that had to write the mark themselves
     int counter_slots;
     IdCounter counters[FLEXIBLE_ARRAY_MEMBER];
 };
 extern SharedState* shared;
+
+enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
+
+// The mark file, relative to the data directory.
+constexpr const char* kMarkFile = "snowflake.mark";
+// How far ahead of the clock a reservation reaches, and when it is renewed.
+constexpr int64_t kReserveWindowMs = 1000;
+constexpr int64_t kRenewTickMs = 100;
+
+// mark.cpp
+void load_mark(SharedState* s);          // postmaster, at shared memory creation
+void register_mark_shutdown();           // postmaster: write the exact mark at a clean stop
+void register_mark_worker();             // _PG_init
+// Makes sure the reservation covers needed_ms, writing the mark (up to
+// new_until_ms) if it does not. Returns 0, or an errno with *step naming what
+// failed. Never raises an error.
+int reserve_until(int64_t needed_ms, int64_t new_until_ms, const char** step);
 
 // Adds n to this backend's count of ids issued.
 void count_ids(uint64_t n);
