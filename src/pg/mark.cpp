@@ -114,7 +114,8 @@ void renew_if_active() {
     const int64_t now = core::floor_div(unix_now_us() - epoch_us, 1000);
     const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
-    const bool active = last >= 0 && last > reserved - kReserveWindowMs;
+    // Active: ids were issued since start, inside the current reservation.
+    const bool active = last > shared->start_floor_ms && last > reserved - kReserveWindowMs;
     if (!active || reserved - now >= kReserveWindowMs / 2 || now < 0) return;
     const char* step = "";
     if (int err = reserve_until(now + kReserveWindowMs / 2, now + kReserveWindowMs, &step)) {
