@@ -86,14 +86,15 @@ void wait_until(int64_t target_ms, int64_t epoch_us) {
 void report_clock(const core::Next& r, int64_t now_ms) {
     if (r.status == core::Status::ClockBehind) {
         const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
+        // timestamptz_to_str() returns a static buffer: copy the first one.
+        char* last_text = pstrdup(timestamptz_to_str(ms_to_timestamptz(now_ms + r.behind_ms)));
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
                  errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
-                           timestamptz_to_str(ms_to_timestamptz(r.wait_until_ms - 1)),
-                           clock_tolerance_ms),
+                           last_text, clock_tolerance_ms),
                  errhint("Check the time synchronisation of this server; ids resume when the clock "
-                         "passes %s.",
+                         "reaches %s.",
                          timestamptz_to_str(resume))));
     }
     const char* when = r.status == core::Status::BeforeEpoch ? "before" : "past the end of";
