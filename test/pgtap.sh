@@ -1,0 +1,106 @@
+#!/bin/bash
+# pgTAP suites of snowflake (test/pgtap/*.sql), run with pg_prove against a
+# throwaway instance that preloads snowflake with snowflake.worker_id = 42.
+#
+# Before pg_prove, pgbench makes ids from several backends at once (4 clients,
+# each transaction inserting one snowflake_nextval() and a
+# snowflake_nextval_batch(10) into an UNLOGGED table with a primary key);
+# test/pgtap/90_concurrency.sql then checks the count, that there are no
+# duplicates, the worker id, per-client order and the statistics.
+#
+# As root, the server, pgbench and pg_prove run as the postgres user; the
+# test files are copied to a directory it can read. The instance is removed
+# on exit, pass or fail (KEEP_TMP=1 keeps it).
+#
+# Usage: test/pgtap.sh [pgbench transactions per client, default 2500]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+
+CLIENTS=4
+TRANSACTIONS=${1:-2500}
+IDS_PER_TRANSACTION=11
+
+DIR=""
+TAPDIR=""
+cleanup() {
+    pg_cleanup_all
+    if [ -z "${KEEP_TMP:-}" ]; then
+        [ -z "$DIR" ] || rm -rf "$DIR"
+        [ -z "$TAPDIR" ] || rm -rf "$TAPDIR"
+    else
+        echo "kept $DIR $TAPDIR"
+    fi
+}
+trap cleanup EXIT
+
+DIR=$(pg_tmpdir)
+TAPDIR=$(pg_tmpdir)
+mkdir "$TAPDIR/tests"
+cp test/pgtap/*.sql "$TAPDIR/tests/"
+[ "$(id -u)" = 0 ] && chown -R postgres: "$TAPDIR"
+
+pg_init "$DIR" \
+    "shared_preload_libraries = 'snowflake'" \
+    "snowflake.worker_id = 42" \
+    "autovacuum = off"
+if ! pg_start "$DIR"; then
+    echo "pgTAP: the server did not start" >&2
+    cat "$DIR/server.log" >&2
+    exit 1
+fi
+
+pg_psql "$DIR" -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION snowflake"
+
+# --- Ids from several backends at once -------------------------------------
+pg_psql "$DIR" <<SQL
+CREATE UNLOGGED TABLE sf_concurrency (
+    id bigint PRIMARY KEY,
+    n bigserial,
+    client integer NOT NULL
+);
+CREATE TABLE sf_concurrency_run AS
+SELECT $CLIENTS AS clients, $TRANSACTIONS AS transactions, $IDS_PER_TRANSACTION AS ids_per_transaction,
+       clock_timestamp() AS started, NULL::timestamptz AS finished,
+       (SELECT ids_issued FROM snowflake_stats) AS ids_before, NULL::bigint AS ids_after;
+SQL
+cat >"$TAPDIR/pgbench.sql" <<'SQL'
+INSERT INTO sf_concurrency (id, client) VALUES (snowflake_nextval(), :client_id);
+INSERT INTO sf_concurrency (id, client) SELECT id, :client_id FROM snowflake_nextval_batch(10) AS id;
+SQL
+[ "$(id -u)" = 0 ] && chown postgres: "$TAPDIR/pgbench.sql"
+
+echo "--- pgbench: $CLIENTS clients x $TRANSACTIONS transactions x $IDS_PER_TRANSACTION ids"
+pgbench_status=0
+as_pg "$PGBIN/pgbench" -n -c "$CLIENTS" -j "$CLIENTS" -t "$TRANSACTIONS" -f "$TAPDIR/pgbench.sql" \
+    -h "$DIR" -p "$PG_PORT" -U postgres postgres >"$TAPDIR/pgbench.log" 2>&1 || pgbench_status=$?
+grep -E "^(number of (transactions actually processed|failed)|tps|latency average)" "$TAPDIR/pgbench.log" || true
+if [ $pgbench_status -ne 0 ]; then
+    echo "pgbench failed with status $pgbench_status:" >&2
+    cat "$TAPDIR/pgbench.log" >&2
+fi
+pg_psql "$DIR" -c "UPDATE sf_concurrency_run SET finished = clock_timestamp(),
+                   ids_after = (SELECT ids_issued FROM snowflake_stats)"
+
+# --- pgTAP --------------------------------------------------------------------
+# 90_concurrency.sql sorts last, after the files that take ids themselves.
+echo "--- pg_prove"
+prove_status=0
+as_pg pg_prove --psql-bin "$PGBIN/psql" -h "$DIR" -p "$PG_PORT" -U postgres -d postgres \
+    --failures --comments "$TAPDIR"/tests/*.sql || prove_status=$?
+
+# A crashed backend would show in the server log.
+crash=0
+if grep -E "terminated by signal|PANIC:" "$DIR/server.log" >&2; then
+    echo "pgTAP: a server process crashed (see above, from the server log)" >&2
+    crash=1
+fi
+
+if [ $pgbench_status -ne 0 ] || [ $prove_status -ne 0 ] || [ $crash -ne 0 ]; then
+    echo "pgTAP: FAILED" >&2
+    exit 1
+fi
+echo "pgTAP: all tests passed"

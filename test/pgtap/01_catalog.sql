@@ -1,0 +1,144 @@
+-- The SQL API of snowflake as the catalog records it: signatures, argument
+-- names, return types, volatility, strictness, parallel safety, comments,
+-- the statistics view and the privileges of snowflake_stats_reset().
+-- (The uuidv7 functions are tested separately.)
+BEGIN;
+SELECT plan(61);
+
+SELECT has_extension('snowflake', 'extension snowflake is installed');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.0', 'version 1.0');
+SELECT is(current_setting('snowflake.worker_id'), '42', 'this instance runs with snowflake.worker_id = 42');
+
+-- Signatures.
+SELECT has_function('public', 'snowflake_nextval', ARRAY[]::name[], 'snowflake_nextval()');
+SELECT has_function('public', 'snowflake_nextval_batch', ARRAY['integer'], 'snowflake_nextval_batch(integer)');
+SELECT has_function('public', 'snowflake_timestamp', ARRAY['bigint'], 'snowflake_timestamp(bigint)');
+SELECT has_function('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone'], 'snowflake_timestamp(bigint, timestamptz)');
+SELECT has_function('public', 'snowflake_worker_id', ARRAY['bigint'], 'snowflake_worker_id(bigint)');
+SELECT has_function('public', 'snowflake_sequence', ARRAY['bigint'], 'snowflake_sequence(bigint)');
+SELECT has_function('public', 'snowflake_decode', ARRAY['bigint'], 'snowflake_decode(bigint)');
+SELECT has_function('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone'], 'snowflake_decode(bigint, timestamptz)');
+SELECT has_function('public', 'snowflake_from_timestamp', ARRAY['timestamp with time zone'], 'snowflake_from_timestamp(timestamptz)');
+SELECT has_function('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'snowflake_compose(timestamptz, integer, integer)');
+SELECT has_function('public', 'snowflake_stats', ARRAY[]::name[], 'snowflake_stats()');
+SELECT has_function('public', 'snowflake_stats_reset', ARRAY[]::name[], 'snowflake_stats_reset()');
+
+-- Return types.
+SELECT function_returns('public', 'snowflake_nextval', ARRAY[]::name[], 'bigint');
+SELECT function_returns('public', 'snowflake_nextval_batch', ARRAY['integer'], 'setof bigint');
+SELECT function_returns('public', 'snowflake_timestamp', ARRAY['bigint'], 'timestamp with time zone');
+SELECT function_returns('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone'], 'timestamp with time zone');
+SELECT function_returns('public', 'snowflake_worker_id', ARRAY['bigint'], 'integer');
+SELECT function_returns('public', 'snowflake_sequence', ARRAY['bigint'], 'integer');
+SELECT function_returns('public', 'snowflake_decode', ARRAY['bigint'], 'record');
+SELECT function_returns('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone'], 'record');
+SELECT function_returns('public', 'snowflake_from_timestamp', ARRAY['timestamp with time zone'], 'bigint');
+SELECT function_returns('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'bigint');
+SELECT function_returns('public', 'snowflake_stats', ARRAY[]::name[], 'record');
+SELECT function_returns('public', 'snowflake_stats_reset', ARRAY[]::name[], 'void');
+
+-- Volatility: generators and statistics VOLATILE, decoders IMMUTABLE when
+-- they depend only on their arguments, STABLE when they read snowflake.epoch.
+SELECT volatility_is('public', 'snowflake_nextval', ARRAY[]::name[], 'volatile');
+SELECT volatility_is('public', 'snowflake_nextval_batch', ARRAY['integer'], 'volatile');
+SELECT volatility_is('public', 'snowflake_timestamp', ARRAY['bigint'], 'stable');
+SELECT volatility_is('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone'], 'immutable');
+SELECT volatility_is('public', 'snowflake_worker_id', ARRAY['bigint'], 'immutable');
+SELECT volatility_is('public', 'snowflake_sequence', ARRAY['bigint'], 'immutable');
+SELECT volatility_is('public', 'snowflake_decode', ARRAY['bigint'], 'stable');
+SELECT volatility_is('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone'], 'immutable');
+SELECT volatility_is('public', 'snowflake_from_timestamp', ARRAY['timestamp with time zone'], 'stable');
+SELECT volatility_is('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'stable');
+SELECT volatility_is('public', 'snowflake_stats', ARRAY[]::name[], 'volatile');
+SELECT volatility_is('public', 'snowflake_stats_reset', ARRAY[]::name[], 'volatile');
+
+-- Decoders, constructors and the batch generator are STRICT.
+SELECT is_strict('public', 'snowflake_nextval_batch', ARRAY['integer']);
+SELECT is_strict('public', 'snowflake_timestamp', ARRAY['bigint']);
+SELECT is_strict('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone']);
+SELECT is_strict('public', 'snowflake_worker_id', ARRAY['bigint']);
+SELECT is_strict('public', 'snowflake_sequence', ARRAY['bigint']);
+SELECT is_strict('public', 'snowflake_decode', ARRAY['bigint']);
+SELECT is_strict('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone']);
+SELECT is_strict('public', 'snowflake_from_timestamp', ARRAY['timestamp with time zone']);
+SELECT is_strict('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer']);
+
+-- snowflake_nextval(), the decoders and the constructors are PARALLEL SAFE.
+SELECT is_empty($$
+    SELECT p.oid::regprocedure::text, p.proparallel
+    FROM pg_proc p
+    WHERE p.oid IN ('snowflake_nextval()'::regprocedure,
+                    'snowflake_timestamp(bigint)'::regprocedure,
+                    'snowflake_timestamp(bigint, timestamptz)'::regprocedure,
+                    'snowflake_worker_id(bigint)'::regprocedure,
+                    'snowflake_sequence(bigint)'::regprocedure,
+                    'snowflake_decode(bigint)'::regprocedure,
+                    'snowflake_decode(bigint, timestamptz)'::regprocedure,
+                    'snowflake_from_timestamp(timestamptz)'::regprocedure,
+                    'snowflake_compose(timestamptz, integer, integer)'::regprocedure)
+      AND p.proparallel <> 's'
+$$, 'snowflake_nextval, decoders and constructors are PARALLEL SAFE');
+
+-- Argument names (callers may use named notation) and OUT columns.
+SELECT results_eq($$
+    SELECT p.proname::text COLLATE "default", pg_get_function_arguments(p.oid)
+    FROM pg_proc p
+    WHERE p.proname LIKE 'snowflake\_%'
+      AND p.pronamespace = 'public'::regnamespace
+    ORDER BY p.proname, p.pronargs
+$$, $$ VALUES
+    ('snowflake_compose', 'ts timestamp with time zone, worker_id integer, sequence integer'),
+    ('snowflake_decode', 'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
+    ('snowflake_decode', 'id bigint, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
+    ('snowflake_from_timestamp', 'ts timestamp with time zone'),
+    ('snowflake_nextval', ''),
+    ('snowflake_nextval_batch', 'count integer'),
+    ('snowflake_sequence', 'id bigint'),
+    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint'),
+    ('snowflake_stats_reset', ''),
+    ('snowflake_timestamp', 'id bigint'),
+    ('snowflake_timestamp', 'id bigint, epoch timestamp with time zone'),
+    ('snowflake_worker_id', 'id bigint')
+$$, 'argument names and OUT columns of every snowflake_* function');
+
+-- Every function of the API is commented, and so is the view.
+SELECT is_empty($$
+    SELECT p.oid::regprocedure::text
+    FROM pg_proc p
+    WHERE p.proname LIKE 'snowflake\_%'
+      AND p.pronamespace = 'public'::regnamespace
+      AND coalesce(obj_description(p.oid, 'pg_proc'), '') = ''
+$$, 'every snowflake_* function has a COMMENT');
+SELECT is((SELECT count(*)::int FROM pg_proc p
+           WHERE p.proname LIKE 'snowflake\_%' AND p.pronamespace = 'public'::regnamespace),
+          12, 'twelve snowflake_* functions');
+SELECT isnt(obj_description('snowflake_stats'::regclass, 'pg_class'), NULL, 'the view snowflake_stats has a COMMENT');
+
+-- The statistics view.
+SELECT has_view('public', 'snowflake_stats', 'view snowflake_stats exists');
+SELECT columns_are('public', 'snowflake_stats', ARRAY[
+    'worker_id', 'epoch', 'ids_issued', 'last_timestamp', 'overflow_waits',
+    'clock_backwards_events', 'clock_backwards_max_ms', 'clock_backwards_errors', 'since',
+    'high_water_mark', 'reservations', 'reservation_waits', 'startup_waits'],
+    'snowflake_stats has the documented columns');
+SELECT results_eq($$ SELECT count(*)::int FROM snowflake_stats $$, $$ VALUES (1) $$, 'snowflake_stats has one row');
+
+-- snowflake_stats_reset() is revoked from PUBLIC; the rest is not.
+CREATE ROLE regress_sf_tap;
+SELECT isnt((SELECT proacl FROM pg_proc WHERE oid = 'snowflake_stats_reset()'::regprocedure), NULL,
+            'snowflake_stats_reset() has an explicit ACL (not the PUBLIC default)');
+SELECT is_empty($$
+    SELECT a.privilege_type
+    FROM pg_proc p, aclexplode(p.proacl) a
+    WHERE p.oid = 'snowflake_stats_reset()'::regprocedure AND a.grantee = 0
+$$, 'PUBLIC holds no privilege on snowflake_stats_reset()');
+SELECT function_privs_are('public', 'snowflake_stats_reset', ARRAY[]::name[], 'regress_sf_tap', ARRAY[]::text[],
+                          'an ordinary role may not execute snowflake_stats_reset()');
+SELECT throws_ok($$ SET LOCAL ROLE regress_sf_tap; SELECT snowflake_stats_reset() $$,
+                 '42501', 'permission denied for function snowflake_stats_reset',
+                 'calling snowflake_stats_reset() as an ordinary role is denied');
+SELECT function_privs_are('public', 'snowflake_nextval', ARRAY[]::name[], 'regress_sf_tap', ARRAY['EXECUTE'],
+                          'an ordinary role may execute snowflake_nextval()');
+
+SELECT * FROM finish();
+ROLLBACK;
