@@ -106,6 +106,7 @@ COMMENT ON FUNCTION snowflake_stats() IS
 CREATE VIEW snowflake_stats AS SELECT * FROM snowflake_stats();
 COMMENT ON VIEW snowflake_stats IS
 'counters of this node''s id generator, one row';
+GRANT SELECT ON snowflake_stats TO PUBLIC;
 
 CREATE FUNCTION snowflake_stats_reset()
 RETURNS void

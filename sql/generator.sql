@@ -191,7 +191,7 @@ SELECT snowflake_stats_reset();
 \echo :LAST_ERROR_SQLSTATE
 SELECT snowflake_worker_id(snowflake_nextval()) AS worker_as_user;
 SELECT count(*) AS stats_function_rows_as_user FROM snowflake_stats();
--- The view itself is not granted to PUBLIC (unlike the function behind it).
+-- The view is granted to PUBLIC, like the function behind it.
 SELECT count(*) AS stats_view_rows_as_user FROM snowflake_stats;
 RESET ROLE;
 -- A superuser may grant it.

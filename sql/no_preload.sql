@@ -65,10 +65,8 @@ SELECT snowflake_worker_id(-1);
 SELECT snowflake_timestamp(NULL) IS NULL AS strict_timestamp,
        snowflake_compose(NULL, 1, 1) IS NULL AS strict_compose;
 
--- Without preload snowflake.epoch is only a placeholder: any session may SET
--- it, and the decoders follow (the value is parsed, but not checked to be in
--- the past as the preloaded setting is). Recorded as it is; see the report of
--- the pg_regress suites.
+-- Without preload snowflake.epoch is only a placeholder, which any session may
+-- SET; the decoders ignore a session's value and keep the configured one.
 SET snowflake.epoch = '2999-01-01 00:00:00+00';
 SELECT snowflake_timestamp(0) = '2999-01-01 00:00:00+00' AS session_epoch_used;
 SET snowflake.epoch = 'not a time';

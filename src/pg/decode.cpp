@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "common/int.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
@@ -40,12 +41,14 @@ void check_epoch_finite(TimestampTz epoch) {
 
 TimestampTz id_time(int64 ms, TimestampTz epoch) {
     check_epoch_finite(epoch);
-    const TimestampTz ts = epoch + ms * 1000;
-    if (!IS_VALID_TIMESTAMP(ts))
+    TimestampTz ts;
+    if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts)) {
+        char* epoch_text = pstrdup(timestamptz_to_str(epoch));
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp out of range"),
-                        errdetail("Epoch %s plus %lld ms is past the range of timestamp with time zone.",
-                                  timestamptz_to_str(epoch), static_cast<long long>(ms))));
+                        errmsg("epoch %s plus %lld ms is out of range for timestamp with time zone",
+                               epoch_text, static_cast<long long>(ms)),
+                        errhint("Give the epoch the ids were made with.")));
+    }
     return ts;
 }
 

@@ -180,11 +180,14 @@ TimestampTz current_epoch() {
     if (preloaded) return epoch_value;
 
     // Not preloaded: the setting is not defined in this process, but a value
-    // from the configuration file is still visible as a placeholder.
-    const char* raw = GetConfigOption("snowflake.epoch", true, false);
-    if (raw == nullptr) raw = kDefaultEpoch;
+    // given in the server configuration is still there as a placeholder. Its
+    // reset value is the configured one; a session's SET does not change it.
+    const char* raw = nullptr;
+    if (GetConfigOption("snowflake.epoch", true, false) != nullptr)
+        raw = GetConfigOptionResetString("snowflake.epoch");
+    if (raw == nullptr || raw[0] == '\0') raw = kDefaultEpoch;
     TimestampTz ts;
-    if (const char* why = parse_fixed_timestamptz(raw, &ts)) {
+    if (const char* why = validate_epoch(raw, &ts)) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
                         errdetail("%s", why),
