@@ -22,7 +22,7 @@ SELECT throws_ok($$SELECT snowflake_decode(-4194304, '2025-01-01 00:00:00+00')$$
 SELECT throws_ok($$SELECT snowflake_timestamp(0, 'infinity')$$, '22008', 'epoch must be finite', 'snowflake_timestamp(0, infinity)');
 SELECT throws_ok($$SELECT snowflake_timestamp(0, '-infinity')$$, '22008', 'epoch must be finite', 'snowflake_timestamp(0, -infinity)');
 SELECT throws_ok($$SELECT snowflake_decode(0, 'infinity')$$, '22008', 'epoch must be finite', 'snowflake_decode(0, infinity)');
-SELECT throws_ok($$SELECT snowflake_timestamp(9223372036854775807, '294276-12-31 23:59:59.999999+00')$$, '22008', 'timestamp out of range', 'time past the range of timestamptz');
+SELECT throws_ok($$SELECT snowflake_timestamp(9223372036854775807, '294276-12-31 23:59:59.999999+00')$$, '22008', 'epoch 294276-12-31 23:59:59.999999+00 plus 2199023255551 ms is out of range for timestamp with time zone', 'time past the range of timestamptz');
 
 -- Timestamps outside the id range of the epoch.
 SELECT throws_ok($$SELECT snowflake_from_timestamp('infinity')$$, '22008', 'timestamp must be finite', 'snowflake_from_timestamp(infinity)');
