@@ -30,9 +30,14 @@ struct Uuid {
 // Nanoseconds since 1970 to ticks (floor of the fraction). Negative input
 // gives a negative result: the caller range-checks with valid_uuid_ticks.
 constexpr int64_t uuid_ticks_from_ns(int64_t unix_ns) noexcept {
-    const int64_t ms = unix_ns >= 0 ? unix_ns / 1000000 : -((-unix_ns + 999999) / 1000000);
-    const int64_t sub_ns = unix_ns - ms * 1000000;  // 0..999999
-    return ms * 4096 + (sub_ns * 4096) / 1000000;
+    // Floor division without negating (which would overflow at INT64_MIN).
+    int64_t ms = unix_ns / 1000000;
+    int64_t sub_ns = unix_ns % 1000000;
+    if (sub_ns < 0) {
+        ms -= 1;
+        sub_ns += 1000000;
+    }
+    return ms * 4096 + (sub_ns * 4096) / 1000000;  // |ms| < 2^44: no overflow
 }
 
 // Milliseconds since 1970 and nanoseconds within that millisecond

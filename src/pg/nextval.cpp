@@ -242,8 +242,10 @@ Datum snowflake_nextval_batch(PG_FUNCTION_ARGS) {
         st->next_id = r.first_id;
         st->chunk_left = r.count;
     }
-    const int64 id = st->next_id++;
-    st->chunk_left--;
+    const int64 id = st->next_id;
+    // Step only while ids are left in the chunk: the last id of the range
+    // is INT64_MAX.
+    if (--st->chunk_left > 0) st->next_id++;
     st->remaining--;
     SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 }

@@ -1,0 +1,100 @@
+// The high-water mark file format and uuid_ticks_from_ms.
+#include "core/mark.hpp"
+#include "core/layout.hpp"
+#include "core/uuid.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace snowflake::core;
+
+TEST(Crc32c, KnownCheckValue) {
+    // The standard check value of CRC-32C over "123456789".
+    const char* text = "123456789";
+    EXPECT_EQ(crc32c(reinterpret_cast<const uint8_t*>(text), 9), 0xE3069283u);
+    EXPECT_EQ(crc32c(nullptr, 0), 0u);
+}
+
+TEST(Mark, RoundTripsEdgeValues) {
+    for (int64_t ms : {int64_t{-1}, int64_t{0}, int64_t{123456789}, kMaxMs}) {
+        for (bool clean : {false, true}) {
+            uint8_t buf[kMarkSize];
+            encode_mark(Mark{ms, clean}, buf);
+            Mark out;
+            ASSERT_EQ(decode_mark(buf, sizeof(buf), &out), MarkDecode::Ok) << ms;
+            EXPECT_EQ(out.ms, ms);
+            EXPECT_EQ(out.clean, clean);
+        }
+    }
+}
+
+TEST(Mark, EveryFlippedBitIsDetected) {
+    uint8_t good[kMarkSize];
+    encode_mark(Mark{987654321, true}, good);
+    for (size_t byte = 0; byte < kMarkSize; byte++) {
+        for (int bit = 0; bit < 8; bit++) {
+            uint8_t buf[kMarkSize];
+            std::memcpy(buf, good, sizeof(buf));
+            buf[byte] ^= static_cast<uint8_t>(1u << bit);
+            Mark out;
+            EXPECT_NE(decode_mark(buf, sizeof(buf), &out), MarkDecode::Ok)
+                << "byte " << byte << " bit " << bit;
+        }
+    }
+}
+
+TEST(Mark, RejectsWrongSizesAndMagic) {
+    uint8_t buf[kMarkSize + 1];
+    encode_mark(Mark{5, false}, buf);
+    Mark out;
+    EXPECT_EQ(decode_mark(buf, kMarkSize - 1, &out), MarkDecode::WrongSize);
+    EXPECT_EQ(decode_mark(buf, kMarkSize + 1, &out), MarkDecode::WrongSize);
+    EXPECT_EQ(decode_mark(buf, 0, &out), MarkDecode::WrongSize);
+    buf[0] = 'X';
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadMagic);
+}
+
+TEST(Mark, RejectsOutOfRangeValuesEvenWithAValidChecksum) {
+    // Hand-built files whose checksum matches but whose fields are invalid.
+    auto forge = [](int64_t ms, uint32_t flags, uint8_t* buf) {
+        encode_mark(Mark{0, false}, buf);
+        for (int i = 0; i < 8; i++) buf[8 + i] = static_cast<uint8_t>(static_cast<uint64_t>(ms) >> (8 * i));
+        for (int i = 0; i < 4; i++) buf[16 + i] = static_cast<uint8_t>(flags >> (8 * i));
+        const uint32_t crc = crc32c(buf, 24);
+        for (int i = 0; i < 4; i++) buf[24 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    };
+    uint8_t buf[kMarkSize];
+    Mark out;
+    forge(kMaxMs + 1, 0, buf);
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadValue);
+    forge(-2, 0, buf);
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadValue);
+    forge(7, 2, buf);
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadValue);
+    forge(7, 1, buf);
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::Ok);
+    EXPECT_TRUE(out.clean);
+}
+
+TEST(Mark, EveryStatusHasText) {
+    for (MarkDecode d : {MarkDecode::Ok, MarkDecode::WrongSize, MarkDecode::BadMagic,
+                         MarkDecode::BadChecksum, MarkDecode::BadValue}) {
+        EXPECT_GT(std::strlen(mark_decode_text(d)), 0u);
+    }
+}
+
+TEST(UuidTicksFromMs, AgreesWithNanosecondsWhereBothFit) {
+    for (int64_t ms : {int64_t{0}, int64_t{1}, int64_t{1645557742000}, int64_t{9'000'000'000'000}}) {
+        for (int64_t sub : {int64_t{0}, int64_t{244}, int64_t{245}, int64_t{500'000}, int64_t{999'999}}) {
+            EXPECT_EQ(uuid_ticks_from_ms(ms, sub), uuid_ticks_from_ns(ms * 1'000'000 + sub));
+        }
+    }
+}
+
+TEST(UuidTicksFromMs, HoldsAtTheEndOfThe48BitRange) {
+    // Past the year 2262 a nanosecond count no longer fits in 64 bits.
+    EXPECT_EQ(uuid_ticks_from_ms(kUuidMaxMs, 999'999), kUuidMaxTicks);
+    EXPECT_TRUE(valid_uuid_ticks(uuid_ticks_from_ms(kUuidMaxMs, 0)));
+    EXPECT_FALSE(valid_uuid_ticks(uuid_ticks_from_ms(kUuidMaxMs + 1, 0)));
+}
