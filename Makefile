@@ -30,6 +30,9 @@ override with_llvm = no
 
 include $(PGXS)
 
+# PGXS tracks no header dependencies: rebuild every object when a header changes.
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
+
 # ---------------------------------------------------------------------------
 # Everything below is ours, not PGXS's.
 

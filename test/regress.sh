@@ -4,10 +4,11 @@
 # Three runs, each on its own throwaway instance created by pg_regress
 # (--temp-instance):
 #   1. preloaded: test/regress/preload.conf (shared_preload_libraries,
-#      snowflake.worker_id = 42): generator decode bad_input settings
+#      snowflake.worker_id = 42): generator decode bad_input settings uuidv7
 #   2. preloaded without a worker id: test/regress/no_worker_id.conf:
 #      no_worker_id
-#   3. without preload: test/regress/no_preload.conf: no_preload
+#   3. without preload: test/regress/no_preload.conf: no_preload uuidv7
+#      (uuidv7 needs no shared state; the same file and expected output)
 # After each run the instance's server log is searched for a backend killed by
 # a signal. On failure regression.diffs is printed; the exit status is
 # non-zero if any run failed.
@@ -27,9 +28,9 @@ export PG_CONFIG
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-PRELOAD_TESTS=(generator decode bad_input settings)
+PRELOAD_TESTS=(generator decode bad_input settings uuidv7)
 NO_WORKER_TESTS=(no_worker_id)
-NO_PRELOAD_TESTS=(no_preload)
+NO_PRELOAD_TESTS=(no_preload uuidv7)
 if [ $# -gt 0 ]; then
     want=" $* "
     filter() { local t; for t in "$@"; do [[ $want == *" $t "* ]] && echo "$t"; done; return 0; }
