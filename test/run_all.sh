@@ -13,6 +13,7 @@ SUITES=(
     "core unit tests (ASan+UBSan)|env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/unit_tests_sanitized --gtest_brief=1"
     "pg_regress|test/regress.sh"
     "pgTAP|test/pgtap.sh"
+    "uuidv7 across backends|test/uuid_backends.sh"
 )
 
 passed=0
