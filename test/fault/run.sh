@@ -1,0 +1,727 @@
+#!/bin/bash
+# Fault-injection suite of snowflake: real servers whose clock is moved with
+# libfaketime (see lib.sh), crashed with kill -9, given corrupt mark files,
+# run as hot standbys, and started with bad settings.
+#
+# Prints one line per check, "ok - ..." or "not ok - ..." (with details on
+# "#" lines), and ends with "N passed, N failed"; exits non-zero on any
+# failure. Every case checks that no id is issued twice and every id is above
+# the ones before it.
+#
+#   0  the clock of a running server really moves, for backends and for the
+#      mark worker (so nothing passes vacuously)
+#   1  clock back 1-4 ms under load: waited out, no error
+#   2  clock back 10 ms, 1 s, 1 h: SF001 with a hint naming when ids resume;
+#      they resume then (10 ms, 1 s) or when the clock is put right (1 h)
+#   3  clock forward 1 h: ids follow; clock before the epoch: SF002
+#   4  missing mark on first start; clean restart with the clock 1 s behind
+#      the last id (refused until it passes); clean restart without waiting
+#   5  kill -9 under load, restart with the clock 2 s back: refused until the
+#      clock passes the mark, then every id above every committed one
+#   6  corrupt mark (bad checksum, truncated, bad magic): XX001 and a LOG at
+#      start; the repair of docs/operations.md
+#   7  hot standby: 25006, decoders work; ids once promoted
+#   8  bad settings: FATAL at start naming the setting; a bad reload is
+#      ignored and the previous value kept
+#   9  a clock glitch far ahead (past the id range; +1 day) with no id issued
+#      in it, then kill -9: ids must resume within a second of the restart
+#
+# Usage: test/fault/run.sh [case number ...]   (default: all)
+# Needs root or the postgres user, pgbench, pg_basebackup, libfaketime.
+# KEEP_TMP=1 keeps the instances' directories (logs) after the run.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+FAULT_DIR=$PWD/test/fault
+. "$FAULT_DIR/lib.sh"
+
+SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
+trap 'pg_cleanup_all; rm -rf "$SHIM_DIR"' EXIT
+trap 'exit 130' INT TERM
+umask 022
+
+WANT=" ${*:-0 1 2 3 4 5 6 7 8 9} "
+want() { [[ $WANT == *" $1 "* ]]; }
+
+if [ ! -r "$FT_LIB" ]; then
+    echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+if ! ft_build_shim "$SHIM_DIR"; then
+    echo "# could not compile test/fault/select_shim.c ($(head -1 "$SHIM_DIR/shim.log")):"
+    echo "# the mark worker will read the real clock, not the moved one"
+fi
+
+# pgbench DIR ARGS...: pgbench as postgres against the instance.
+pgbench_on() {
+    local dir=$1; shift
+    as_pg "$PGBIN/pgbench" -n -h "$dir" -p "$PG_PORT" -U postgres "$@" postgres
+}
+
+# load_script DIR: the pgbench script, where the postgres user can read it.
+load_script() {
+    cp "$FAULT_DIR/load.sql" "$1/load.sql"
+    chmod 644 "$1/load.sql"
+    echo "$1/load.sql"
+}
+
+# pgbench_clean LOG STATUS DESC: pgbench finished with status 0 and reported
+# no failed transaction.
+pgbench_clean() {
+    local log=$1 status=$2 desc=$3 failed
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$log")
+    if [ "$status" = 0 ] && [ "${failed:-0}" = 0 ] && grep -q '^number of transactions actually processed' "$log"; then
+        ok "$desc"
+    else
+        not_ok "$desc" "pgbench exit status $status, failed transactions '${failed:-?}'" \
+            "$(grep -E 'error|ERROR|abort|failed' "$log" | head -5)"
+    fi
+}
+
+# count_where DIR TABLE CONDITION
+count_where() { pg_val "$1" "SELECT count(*) FROM $2 WHERE $3"; }
+
+# probe_fields: splits a clock_probe result line into P_*.
+probe_fields() {
+    IFS=$'\x1f' read -r P_BEFORE P_ISSUED P_STATE P_MSG P_DETAIL P_HINT P_REFUSALS P_OTHER P_AFTER P_VIOL <<<"$1"
+}
+
+# run_probe DIR MODE TIMEOUT LABEL: clock_probe(...) as one line, fields
+# separated by \x1f (not whitespace, so that empty fields stay fields).
+run_probe() {
+    pg_psql "$1" -A -t -F $'\x1f' -c "SELECT * FROM clock_probe('$2', $3, '$4')"
+}
+
+# behind_ms MSG: N of "system clock moved backwards by N ms".
+behind_ms() { sed -n 's/^system clock moved backwards by \([0-9]*\) ms$/\1/p' <<<"$1"; }
+
+# no_duplicates DIR TABLE DESC
+no_duplicates() {
+    is "$3" "$(pg_val "$1" "SELECT count(*) - count(DISTINCT id) FROM $2")" 0
+}
+
+# ordered DIR TABLE DESC: per-client insertion order and the seen bound hold.
+ordered() {
+    is "$3" "$(pg_val "$1" "SELECT order_violations('$2')")" 0
+}
+
+# -------------------------------------------------------------------------
+# Instance A: cases 0-3. Its clock starts at the real time (+0).
+A=
+start_a() {
+    [ -n "$A" ] && return 0
+    A=$(pg_tmpdir)
+    fault_init "$A" || { bail "instance A initialised"; return 1; }
+    ft_start "$A" || { bail "instance A started under libfaketime"; return 1; }
+    helpers_sql "$A" || { bail "helpers created on instance A"; return 1; }
+}
+
+# 0: the clock of a running server moves when the file changes.
+case_0() {
+    echo "# case 0: libfaketime moves the clock of the running server"
+    start_a || return
+    local pid
+    pid=$(pg_postmaster_pid "$A")
+    check "0: libfaketime is loaded in the postmaster" grep -q libfaketime "/proc/$pid/maps"
+    local off t0 t1 v clock now lo hi
+    for off in -3600 -0.25 +0; do
+        ft_set "$A" "$off"
+        t0=$(real_now)
+        v=$(pg_val "$A" "SELECT extract(epoch FROM clock_timestamp()) || ' ' || extract(epoch FROM now())")
+        t1=$(real_now)
+        read -r clock now <<<"$v"
+        lo=$(awk -v t="$t0" -v o="$off" 'BEGIN { printf "%.6f", t + o - 0.002 }')
+        hi=$(awk -v t="$t1" -v o="$off" 'BEGIN { printf "%.6f", t + o + 0.002 }')
+        if fcmp "$clock" '>=' "$lo" && fcmp "$clock" '<=' "$hi" && fcmp "$now" '>=' "$lo" && fcmp "$now" '<=' "$hi"; then
+            ok "0: offset $off s: clock_timestamp() and now() read real time $off s"
+        else
+            not_ok "0: offset $off s: clock_timestamp() and now() read real time $off s" \
+                "clock_timestamp $clock, now $now, expected within [$lo, $hi]"
+        fi
+    done
+    # The mark worker is a background worker, not a backend: it must see the
+    # moved clock too (see select_shim.c). With the clock an hour behind, its
+    # renewals must stay about a second ahead of the ids, not of real time.
+    ft_set "$A" -3600
+    probe_fields "$(run_probe "$A" step 1.5 c0)"
+    is "0: 1.5 s of ids with the clock an hour behind, no error" "$P_STATE" ""
+    # (A worker on the real clock would reserve an hour past the ids.)
+    v=$(pg_val "$A" "SELECT reservations || ' ' || extract(epoch FROM high_water_mark - last_timestamp) FROM snowflake_stats")
+    local res gap
+    read -r res gap <<<"$v"
+    if [[ $res =~ ^[0-9]+$ ]] && [ "$res" -gt 1 ] && fcmp "$gap" '>=' 0 && fcmp "$gap" '<' 3; then
+        ok "0: the mark worker renews in the moved clock's time (mark $gap s past the last id)"
+    else
+        not_ok "0: the mark worker renews in the moved clock's time" \
+            "reservations $res, mark $gap s past the last id (want > 1 and 0..3 s)"
+    fi
+    ft_set "$A" 0
+}
+
+# 1: clock steps back within snowflake.clock_tolerance_ms (5 ms) under load.
+case_1() {
+    echo "# case 1: clock back 1-4 ms while 3 clients issue ids"
+    start_a || return
+    local script log pid status rows step n_steps
+    script=$(load_script "$A")
+    log="$A/pgbench_c1.log"
+    pg_val "$A" "SELECT snowflake_stats_reset()" >/dev/null
+    pgbench_on "$A" -c 3 -j 3 -T 8 -f "$script" -D tbl=load_ids -D phase=c1 >"$log" 2>&1 &
+    pid=$!
+    if ! wait_for "load started" 20 test_rows_at_least "$A" load_ids 200; then
+        kill "$pid" 2>/dev/null; wait "$pid"; bail "1: load started" "$(tail -5 "$log")"; return
+    fi
+    # Steps 0.3 s apart (the clients issue several hundred ids in between),
+    # so that one step is waited out before the next: each is 1-4 ms.
+    local steps=(0.001 0.002 0.003 0.004 0.004 0.002)
+    for step in "${steps[@]}"; do
+        ft_shift "$A" "-$step"
+        sleep 0.3
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        ok "1: the load ran across all ${#steps[@]} steps back"
+        n_steps=$(count_where "$A" load_ids true)
+    else
+        not_ok "1: the load ran across all ${#steps[@]} steps back" "pgbench ended early (slow machine?)"
+        n_steps=0
+    fi
+    wait "$pid"; status=$?
+    pgbench_clean "$log" "$status" "1: pgbench: no failed transaction (no error, no duplicate key)"
+    rows=$(count_where "$A" load_ids true)
+    cmp_num "1: ids issued after the last step ($((rows - n_steps)) of $rows)" "$((rows - n_steps))" -gt 0
+    no_duplicates "$A" load_ids "1: no duplicate id"
+    ordered "$A" load_ids "1: ids increase per client and exceed every id committed before"
+    local ev er mx
+    read -r ev er mx <<<"$(pg_val "$A" "SELECT clock_backwards_events || ' ' || clock_backwards_errors || ' ' || clock_backwards_max_ms FROM snowflake_stats")"
+    cmp_num "1: clock_backwards_events > 0 ($ev)" "$ev" -gt 0
+    is "1: clock_backwards_errors = 0" "$er" 0
+    if [[ $mx =~ ^[0-9]+$ ]] && [ "$mx" -ge 1 ] && [ "$mx" -le 5 ]; then
+        ok "1: clock_backwards_max_ms within the tolerance ($mx)"
+    else
+        not_ok "1: clock_backwards_max_ms within the tolerance" "got '$mx', want 1..5"
+    fi
+}
+
+test_not_running() { ! kill -0 "$1" 2>/dev/null; }
+test_rows_at_least() { [ "$(count_where "$1" "$2" true 2>/dev/null || echo 0)" -ge "$3" ]; }
+
+# 2: clock steps back beyond the tolerance.
+case_2() {
+    echo "# case 2: clock back 10 ms, 1 s, 1 h: SF001, then ids resume"
+    start_a || return
+    local d label out pid errs0 errs1 n dms
+    for d in 0.010 1 3600; do
+        label="c2-${d}s"
+        dms=$(awk -v d="$d" 'BEGIN { printf "%d", d * 1000 + 0.5 }')
+        errs0=$(stat_val "$A" clock_backwards_errors)
+        out="$A/probe_$label.out"
+        run_probe "$A" step 20 "$label" >"$out" 2>&1 &
+        pid=$!
+        if ! wait_for "probe issuing" 10 app_running "$A" probe:issuing; then
+            wait "$pid"; bail "2 ($d s): probe started" "$(cat "$out")"; continue
+        fi
+        if [ "$d" = 0.010 ]; then
+            # The probe's last id is fresh only if it was running when the
+            # clock moved: a probe descheduled for over 5 ms at that moment
+            # sees a smaller step and (rightly) waits. Step again then.
+            for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do
+                ft_shift "$A" "-$d"
+                wait_for "probe done" 0.5 test_not_running "$pid" && break
+            done
+            echo "# 10 ms steps made until refused: $attempt"
+        else
+            ft_shift "$A" "-$d"
+        fi
+        if [ "$d" = 3600 ]; then
+            # Refused now; put the clock right again.
+            if wait_for "probe refused" 10 app_running "$A" probe:refused; then
+                ok "2 ($d s): refused while the clock is an hour behind"
+            else
+                not_ok "2 ($d s): refused while the clock is an hour behind"
+            fi
+            ft_shift "$A" "+$d"
+        fi
+        wait "$pid"
+        probe_fields "$(cat "$out")"
+        is "2 ($d s): snowflake_nextval() fails with SQLSTATE SF001" "$P_STATE" SF001
+        n=$(behind_ms "$P_MSG")
+        if [[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt 5 ] && [ "$n" -le "$dms" ] && [ "$n" -ge $((dms - 100)) ]; then
+            ok "2 ($d s): message: $P_MSG"
+        else
+            not_ok "2 ($d s): message says how far the clock moved back" "got: '$P_MSG'" "want: 'system clock moved backwards by N ms' with 5 < N <= $dms"
+        fi
+        like "2 ($d s): hint says when ids resume" "$P_HINT" 'ids resume when the clock (passes|reaches) [0-9]{4}-'
+        like "2 ($d s): detail names the last issued time and the tolerance" "$P_DETAIL" '^Ids have been issued up to .*snowflake.clock_tolerance_ms is 5\.$'
+        if [ -n "$P_AFTER" ]; then
+            ok "2 ($d s): ids resume (after $P_REFUSALS refused calls)"
+            is "2 ($d s): the resume time of the hint is the last id's millisecond or the next" \
+                "$(pg_val "$A" "SELECT resume_at(\$\$$P_HINT\$\$) - snowflake_timestamp($P_BEFORE) IN ('0', '1 ms')")" t
+            is "2 ($d s): the first id after it is not earlier than the hint said" \
+                "$(pg_val "$A" "SELECT snowflake_timestamp($P_AFTER) >= resume_at(\$\$$P_HINT\$\$)")" t
+            cmp_num "2 ($d s): the first id after it is above the last before" "$P_AFTER" -gt "$P_BEFORE"
+        else
+            not_ok "2 ($d s): ids resume" "no id within 20 s; probe: $(cat "$out")"
+        fi
+        is "2 ($d s): only SF001 while waiting" "$P_OTHER" ""
+        is "2 ($d s): ids strictly increasing in the session ($P_ISSUED before the step)" "$P_VIOL" 0
+        errs1=$(stat_val "$A" clock_backwards_errors)
+        cmp_num "2 ($d s): clock_backwards_errors counted (+$((errs1 - errs0)))" "$((errs1 - errs0))" -gt 0
+    done
+    no_duplicates "$A" ids "2: no duplicate id"
+    ordered "$A" ids "2: every id above the ones before"
+}
+
+# 3: the clock jumps forward an hour.
+case_3() {
+    echo "# case 3: clock forward 1 h: ids follow"
+    start_a || return
+    local max0 t0 v id state ahead
+    pg_val "$A" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c3-before' FROM generate_series(1, 100)" >/dev/null
+    max0=$(pg_val "$A" "SELECT max(id) FROM ids")
+    ft_shift "$A" +3600
+    local off t1 lo hi
+    ft_get_us "$A"; us_to_s "$REPLY"; off=$REPLY     # an hour, plus the earlier steps back
+    t0=$(real_now)
+    v=$(pg_val "$A" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")
+    t1=$(real_now)
+    read -r id state <<<"$v"
+    is "3: snowflake_nextval() works after the jump" "$state" 00000
+    [[ $id =~ ^[0-9]+$ ]] || { bail "3: an id after the jump" "got '$v'"; return; }
+    pg_val "$A" "INSERT INTO ids(id, phase) VALUES ($id, 'c3-after')" >/dev/null
+    ahead=$(pg_val "$A" "SELECT id_unix($id)")
+    lo=$(awk -v t="$t0" -v o="$off" 'BEGIN { printf "%.3f", t + o - 0.002 }')
+    hi=$(awk -v t="$t1" -v o="$off" 'BEGIN { printf "%.3f", t + o + 0.002 }')
+    if fcmp "$off" '>=' 3598 && fcmp "$off" '<=' 3600 && fcmp "$ahead" '>=' "$lo" && fcmp "$ahead" '<=' "$hi"; then
+        ok "3: the new id's time is the real time plus the offset ($off s)"
+    else
+        not_ok "3: the new id's time is the real time plus the offset ($off s)" "id time $ahead, want [$lo, $hi]"
+    fi
+    cmp_num "3: the new id is above every id before" "$id" -gt "$max0"
+    pg_val "$A" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c3-more' FROM generate_series(1, 1000)" >/dev/null
+
+    # A clock before snowflake.epoch (2025-01-01): SF002, then back.
+    local saved v msg
+    ft_get_us "$A"; saved=$REPLY
+    ft_set_clock "$A" 1704067200                # 2024-01-01 00:00:00 UTC
+    v=$(pg_psql "$A" -A -t -F $'\x1f' -c "SELECT state, msg FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg <<<"$v"
+    is "3: clock before the epoch: SQLSTATE SF002" "$state" SF002
+    is "3: ... message" "$msg" "system clock is before the id range of snowflake.epoch"
+    ft_set_us "$A" "$saved"
+    read -r id state <<<"$(pg_val "$A" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "3: ids again once the clock is back" "$state" 00000
+    [[ $id =~ ^[0-9]+$ ]] && pg_val "$A" "INSERT INTO ids(id, phase) VALUES ($id, 'c3-epoch')" >/dev/null
+    no_duplicates "$A" ids "3: no duplicate id"
+    ordered "$A" ids "3: every id above the ones before"
+}
+
+# -------------------------------------------------------------------------
+# Instance B: cases 4-6 (restarts, crash, mark file).
+B=
+start_b() {
+    [ -n "$B" ] && return 0
+    B=$(pg_tmpdir)
+    fault_init "$B" || { bail "instance B initialised"; return 1; }
+    ft_start "$B" || { bail "instance B started under libfaketime"; return 1; }
+    helpers_sql "$B" || { bail "helpers created on instance B"; return 1; }
+}
+
+case_4() {
+    echo "# case 4: mark on first start, clean restarts"
+    start_b || return
+    local mf id state L Lunix out ms fl
+    mf=$(mark_file "$B")
+    check "4: no mark file before the first id" test ! -e "$mf"
+    read -r id state <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "4: a missing mark file on first start is normal: ids work" "$state" 00000
+    pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($id, 'c4-first')" >/dev/null
+    check "4: the first id wrote the mark file (32 bytes)" test "$(stat -c %s "$mf" 2>/dev/null)" = 32
+    ms=$(mark_ms "$B")
+    cmp_num "4: the mark (a reservation) is at or past the first id" "$ms" -ge "$((id >> 22))"
+
+    pg_val "$B" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c4-before' FROM generate_series(1, 1000)" >/dev/null
+    L=$(pg_val "$B" "SELECT max(id) FROM ids")
+    Lunix=$(pg_val "$B" "SELECT id_unix($L)")
+    pg_stop "$B"
+    is "4: a clean shutdown writes the exact last millisecond" "$(mark_ms "$B")" "$((L >> 22))"
+    is "4: ... flagged clean" "$(mark_flags "$B")" 1
+
+    # Restart with the clock 1 s behind the last id.
+    ft_set_clock "$B" "$(awk -v l="$Lunix" 'BEGIN { printf "%.6f", l - 1 }')"
+    ft_start "$B" || { bail "4: restarted with the clock 1 s behind"; return; }
+    # Again, so that the startup time does not eat into the second.
+    pg_val "$B" "SELECT snowflake_stats_reset()" >/dev/null
+    ft_set_clock "$B" "$(awk -v l="$Lunix" 'BEGIN { printf "%.6f", l - 1 }')"
+    out=$(run_probe "$B" resume 10 c4-restart)
+    probe_fields "$out"
+    is "4: clock 1 s behind the last id after a clean restart: refused with SF001" "$P_STATE" SF001
+    local n
+    n=$(behind_ms "$P_MSG")
+    # Up to 1000 ms, less the time psql took to connect after the clock was set.
+    if [[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt 5 ] && [ "$n" -le 1000 ]; then
+        ok "4: message: $P_MSG"
+    else
+        not_ok "4: message says the clock is behind by up to 1 s" "got '$P_MSG'"
+    fi
+    if [ -n "$P_AFTER" ]; then
+        ok "4: ids resume once the clock passes the last id ($P_REFUSALS refused calls)"
+        cmp_num "4: the first id after the restart is above the last before" "$P_AFTER" -gt "$L"
+        is "4: ... and not earlier than the hint said" \
+            "$(pg_val "$B" "SELECT snowflake_timestamp($P_AFTER) >= resume_at(\$\$$P_HINT\$\$)")" t
+    else
+        not_ok "4: ids resume once the clock passes the last id" "probe: $out"
+    fi
+    cmp_num "4: startup_waits counted" "$(stat_val "$B" startup_waits)" -gt 0
+
+    # Clean restart with a correct clock: no wait.
+    pg_val "$B" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c4-middle' FROM generate_series(1, 100)" >/dev/null
+    L=$(pg_val "$B" "SELECT max(id) FROM ids")
+    pg_stop "$B"
+    ft_set "$B" 0
+    ft_start "$B" || { bail "4: clean restart with a correct clock"; return; }
+    read -r id state ms <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state || ' ' || round(ms::numeric, 1) FROM timed_nextval()")"
+    is "4: clean restart, correct clock: the first id right away" "$state" 00000
+    if fcmp "${ms:-9999}" '<' 250; then ok "4: ... in $ms ms"; else not_ok "4: ... quickly" "took $ms ms"; fi
+    cmp_num "4: ... above the last id before the restart" "${id:-0}" -gt "$L"
+    pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($id, 'c4-after')" >/dev/null
+    local sw ev rw
+    read -r sw ev rw <<<"$(pg_val "$B" "SELECT startup_waits || ' ' || clock_backwards_events || ' ' || reservation_waits FROM snowflake_stats")"
+    is "4: ... startup_waits = 0" "$sw" 0
+    is "4: ... clock_backwards_events = 0" "$ev" 0
+    is "4: ... reservation_waits = 1 (the first id writes its reservation itself)" "$rw" 1
+    no_duplicates "$B" ids "4: no duplicate id"
+    ordered "$B" ids "4: every id above the ones before"
+}
+
+case_5() {
+    echo "# case 5: kill -9 of the postmaster under load, restart with the clock 2 s back"
+    start_b || return
+    local script log pid status M markms out Munix min_after
+    script=$(load_script "$B")
+    log="$B/pgbench_c5.log"
+    # ids is a logged table: what was committed survives the crash.
+    pgbench_on "$B" -c 3 -j 3 -T 60 -f "$script" -D tbl=ids -D phase=c5-before >"$log" 2>&1 &
+    pid=$!
+    if ! wait_for "load" 30 test_phase_rows_at_least "$B" c5-before 2000; then
+        kill "$pid" 2>/dev/null; wait "$pid"; bail "5: load running before the crash" "$(tail -5 "$log")"; return
+    fi
+    pg_kill9 "$B" || { bail "5: postmaster killed and reaped"; return; }
+    if wait_for "gone" 10 no_procs_in "$B" && [ ! -e "$B/data/postmaster.pid" ]; then
+        ok "5: every process of the killed server is gone, its lock file removed"
+    else
+        not_ok "5: every process of the killed server is gone, its lock file removed"
+    fi
+    wait "$pid"; status=$?
+    cmp_num "5: pgbench lost its server (exit status $status)" "$status" -ne 0
+    is "5: the mark after the crash is a reservation (not flagged clean)" "$(mark_flags "$B")" 0
+    markms=$(mark_ms "$B")
+
+    ft_shift "$B" -2
+    local off
+    off=$(log_size "$B")
+    ft_start "$B" || { bail "5: restarted after kill -9 with the clock 2 s back"; return; }
+    like "5: the restart ran crash recovery" "$(log_since "$B" "$off")" 'not properly shut down|was interrupted'
+    M=$(pg_val "$B" "SELECT max(id) FROM ids")
+    cmp_num "5: $(count_where "$B" ids "phase = 'c5-before'") ids committed before the crash survived" \
+        "$(count_where "$B" ids "phase = 'c5-before'")" -ge 2000
+    cmp_num "5: the mark covers every committed id" "$markms" -ge "$((M >> 22))"
+    # Anchor the clock 2 s behind the last committed id, however long the
+    # restart took.
+    Munix=$(pg_val "$B" "SELECT id_unix($M)")
+    ft_set_clock "$B" "$(awk -v l="$Munix" 'BEGIN { printf "%.6f", l - 2 }')"
+    pg_val "$B" "SELECT snowflake_stats_reset()" >/dev/null
+    out=$(run_probe "$B" resume 15 c5-restart)
+    probe_fields "$out"
+    is "5: after the restart ids are refused (SF001) while the clock is behind the mark" "$P_STATE" SF001
+    like "5: ... the hint names the time after the mark" "$P_HINT" 'ids resume when the clock (passes|reaches) '
+    is "5: ... that time is the millisecond after the mark" \
+        "$(pg_val "$B" "SELECT id_ms(snowflake_from_timestamp(resume_at(\$\$$P_HINT\$\$)))")" "$((markms + 1))"
+    if [ -n "$P_AFTER" ]; then
+        ok "5: ids resume once the clock passes the mark ($P_REFUSALS refused calls)"
+        cmp_num "5: the first id after the restart is above every committed id" "$P_AFTER" -gt "$M"
+        cmp_num "5: ... and beyond the mark" "$((P_AFTER >> 22))" -gt "$markms"
+    else
+        not_ok "5: ids resume once the clock passes the mark" "probe: $out"
+    fi
+    cmp_num "5: startup_waits counted" "$(stat_val "$B" startup_waits)" -gt 0
+
+    log="$B/pgbench_c5b.log"
+    pgbench_on "$B" -c 3 -j 3 -t 300 -f "$script" -D tbl=ids -D phase=c5-after >"$log" 2>&1
+    pgbench_clean "$log" $? "5: load after the restart: no failed transaction"
+    min_after=$(pg_val "$B" "SELECT min(id) FROM ids WHERE phase IN ('c5-after', 'c5-restart:after')")
+    cmp_num "5: min(new ids) > max(ids committed before the crash)" "${min_after:-0}" -gt "$M"
+    no_duplicates "$B" ids "5: no duplicate id"
+    ordered "$B" ids "5: ids increase per client and exceed every id committed before"
+}
+
+test_phase_rows_at_least() { [ "$(count_where "$1" ids "phase = '$2'" 2>/dev/null || echo 0)" -ge "$3" ]; }
+
+case_6() {
+    echo "# case 6: corrupt mark file"
+    start_b || return
+    local mf good bad M off v state msg detail reason kind
+    mf=$(mark_file "$B")
+    pg_val "$B" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c6-before' FROM generate_series(1, 10)" >/dev/null
+    M=$(pg_val "$B" "SELECT max(id) FROM ids")
+    pg_stop "$B"
+    ft_set "$B" 0
+    good="$B/mark.good"
+    cp "$mf" "$good"
+    for kind in checksum truncated magic; do
+        bad="$B/mark.$kind"
+        case $kind in
+            checksum) cp "$good" "$bad"; flip_byte "$bad" 9
+                      reason="the checksum does not match the contents" ;;
+            truncated) head -c 20 "$good" >"$bad"
+                       reason="the file does not have the size of a mark" ;;
+            magic) cp "$good" "$bad"; flip_byte "$bad" 0
+                   reason="the file does not start with the mark's magic bytes" ;;
+        esac
+        install -o postgres -g postgres -m 600 "$bad" "$mf"
+        off=$(log_size "$B")
+        ft_start "$B" || { bail "6 ($kind): the server starts with a corrupt mark"; continue; }
+        if grep -qF "LOG:  snowflake high-water mark file \"snowflake.mark\" is unusable: $reason" <(log_since "$B" "$off"); then
+            ok "6 ($kind): LOG at start: ...unusable: $reason"
+        else
+            not_ok "6 ($kind): LOG at start names the problem" "$(log_since "$B" "$off" | grep -i mark | head -3)"
+        fi
+        v=$(pg_psql "$B" -A -t -F $'\x1f' -c "SELECT state, msg, detail FROM try_nextval()")
+        IFS=$'\x1f' read -r state msg detail <<<"$v"
+        is "6 ($kind): snowflake_nextval() refused with XX001" "$state" XX001
+        is "6 ($kind): message" "$msg" 'snowflake high-water mark file "snowflake.mark" is unusable'
+        is "6 ($kind): detail" "$detail" "At server start, $reason."
+        is "6 ($kind): snowflake_nextval_batch() refused too" \
+            "$(pg_psql "$B" -A -t -c "SELECT count(*) FROM snowflake_nextval_batch(5)" 2>&1 | grep -c 'is unusable')" 1
+        is "6 ($kind): decoders still work" "$(pg_val "$B" "SELECT snowflake_worker_id($M) || ' ' || (snowflake_timestamp($M) IS NOT NULL)")" "7 true"
+        pg_stop "$B"
+        check "6 ($kind): the corrupt file is left as it was at shutdown" cmp -s "$mf" "$bad"
+    done
+
+    # The repair of docs/operations.md: with the clock past the last id,
+    # remove the file and start.
+    rm -f "$mf"
+    ft_start "$B" || { bail "6: start after removing the mark"; return; }
+    read -r v state <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "6: after removing the mark (repair) ids work" "$state" 00000
+    cmp_num "6: ... above the ids before" "${v:-0}" -gt "$M"
+    pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($v, 'c6-after')" >/dev/null
+    no_duplicates "$B" ids "6: no duplicate id"
+    ordered "$B" ids "6: every id above the ones before"
+}
+
+# -------------------------------------------------------------------------
+case_7() {
+    echo "# case 7: hot standby"
+    local P S X v state msg hint
+    P=$(pg_tmpdir)
+    fault_init "$P" "wal_level = replica" "max_wal_senders = 4" "hot_standby = on" \
+        || { bail "7: primary initialised"; return; }
+    pg_start "$P" || { bail "7: primary started" "$(tail -5 "$P/server.log")"; return; }
+    helpers_sql "$P" || { bail "7: helpers on the primary"; return; }
+    pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c7' FROM generate_series(1, 10)" >/dev/null
+    X=$(pg_val "$P" "SELECT max(id) FROM ids")
+    S=$(pg_tmpdir)
+    if ! as_pg "$PGBIN/pg_basebackup" -h "$P" -p "$PG_PORT" -U postgres -D "$S/data" -R -X stream -c fast \
+            >"$S/basebackup.log" 2>&1; then
+        bail "7: pg_basebackup -R from the primary" "$(tail -5 "$S/basebackup.log")"; return
+    fi
+    pg_conf "$S" "unix_socket_directories = '$S'"
+    pg_start "$S" || { bail "7: standby started" "$(tail -10 "$S/server.log")"; return; }
+    is "7: the standby is in recovery" "$(pg_val "$S" "SELECT pg_is_in_recovery()")" t
+    wait_for "replay" 20 test_same_count "$P" "$S" \
+        || not_ok "7: the standby replays the primary's ids"
+    v=$(pg_psql "$S" -A -t -F $'\x1f' -c "SELECT state, msg, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg hint <<<"$v"
+    is "7: snowflake_nextval() on the standby: SQLSTATE 25006" "$state" 25006
+    is "7: ... message" "$msg" "cannot issue snowflake ids during recovery"
+    like "7: ... hint says where to issue ids" "$hint" 'primary'
+    is "7: snowflake_nextval_batch() on the standby refused too" \
+        "$(pg_psql "$S" -A -t -c "\\set VERBOSITY verbose" -c "SELECT count(*) FROM snowflake_nextval_batch(5)" 2>&1 | grep -c 'ERROR:  25006')" 1
+    is "7: decoders work on the standby" \
+        "$(pg_val "$S" "SELECT snowflake_worker_id($X) || ' ' || snowflake_sequence($X) || ' ' || snowflake_timestamp($X)")" \
+        "$(pg_val "$P" "SELECT snowflake_worker_id($X) || ' ' || snowflake_sequence($X) || ' ' || snowflake_timestamp($X)")"
+    is "7: snowflake_decode() on the standby" "$(pg_val "$S" "SELECT worker_id FROM snowflake_decode($X)")" 7
+    is "7: the primary still issues ids" "$(pg_val "$P" "SELECT state FROM try_nextval()")" 00000
+    pg_stop "$P"
+    is "7: pg_promote() on the standby" "$(pg_val "$S" "SELECT pg_promote(true, 60)")" t
+    read -r v state <<<"$(pg_val "$S" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "7: the promoted standby issues ids" "$state" 00000
+    cmp_num "7: ... above the primary's ids it replayed" "${v:-0}" -gt "$X"
+    pg_stop "$S"
+}
+
+test_same_count() {
+    [ "$(pg_val "$1" "SELECT count(*) FROM ids")" = "$(pg_val "$2" "SELECT count(*) FROM ids" 2>/dev/null)" ]
+}
+
+# -------------------------------------------------------------------------
+case_8() {
+    echo "# case 8: bad settings"
+    local E line name off
+    E=$(pg_tmpdir)
+    fault_init "$E" || { bail "8: instance initialised"; return; }
+    local bad=(
+        "snowflake.worker_id = 1024|snowflake.worker_id"
+        "snowflake.worker_id = -2|snowflake.worker_id"
+        "snowflake.epoch = '2999-01-01 00:00:00+00'|snowflake.epoch"
+        "snowflake.epoch = 'not a timestamp'|snowflake.epoch"
+        "snowflake.epoch = 'now'|snowflake.epoch"
+        "snowflake.clock_tolerance_ms = -1|snowflake.clock_tolerance_ms"
+        "snowflake.clock_tolerance_ms = 'lots'|snowflake.clock_tolerance_ms"
+    )
+    for entry in "${bad[@]}"; do
+        line=${entry%%|*}
+        name=${entry#*|}
+        fault_conf "$E" "$line"
+        off=$(log_size "$E")
+        if pg_start "$E"; then
+            not_ok "8: '$line' stops the server from starting" "it started"
+            pg_stop "$E"
+            continue
+        fi
+        pg_reap "$E"
+        if grep -q "FATAL:  invalid value for parameter \"$name\"" <(log_since "$E" "$off"); then
+            ok "8: '$line': no start, FATAL names $name"
+        else
+            not_ok "8: '$line': no start, FATAL names $name" "$(log_since "$E" "$off" | grep -E 'FATAL|WARNING' | head -3)"
+        fi
+    done
+
+    fault_conf "$E" "snowflake.clock_tolerance_ms = 7"
+    pg_start "$E" || { bail "8: starts with good settings" "$(tail -5 "$E/server.log")"; return; }
+    helpers_sql "$E" || { bail "8: helpers created"; return; }
+    is "8: clock_tolerance_ms from the configuration" "$(pg_val "$E" "SHOW snowflake.clock_tolerance_ms")" 7ms
+    for line in "snowflake.clock_tolerance_ms = -3" "snowflake.clock_tolerance_ms = 20000" \
+                "snowflake.clock_tolerance_ms = 'soon'"; do
+        fault_conf "$E" "$line"
+        off=$(log_size "$E")
+        pg_val "$E" "SELECT pg_reload_conf()" >/dev/null
+        if wait_for "reload logged" 10 log_has_re "$E" "$off" \
+                '(invalid value for parameter|outside the valid range for parameter) "snowflake.clock_tolerance_ms"'; then
+            ok "8: reload of '$line' is rejected with a message"
+        else
+            not_ok "8: reload of '$line' is rejected with a message" "$(log_since "$E" "$off" | head -5)"
+        fi
+        is "8: ... the previous value is kept" "$(pg_val "$E" "SHOW snowflake.clock_tolerance_ms")" 7ms
+    done
+    fault_conf "$E" "snowflake.clock_tolerance_ms = 9"
+    pg_val "$E" "SELECT pg_reload_conf()" >/dev/null
+    if wait_for "reload applied" 10 test_show "$E" snowflake.clock_tolerance_ms 9ms; then
+        ok "8: a good reloaded clock_tolerance_ms is applied"
+    else
+        not_ok "8: a good reloaded clock_tolerance_ms is applied" "SHOW: $(pg_val "$E" "SHOW snowflake.clock_tolerance_ms")"
+    fi
+    fault_conf "$E" "snowflake.clock_tolerance_ms = 9" "snowflake.worker_id = 8"
+    off=$(log_size "$E")
+    pg_val "$E" "SELECT pg_reload_conf()" >/dev/null
+    if wait_for "reload logged" 10 log_has "$E" "$off" '"snowflake.worker_id" cannot be changed without restarting'; then
+        ok "8: a reloaded worker_id is refused with a message"
+    else
+        not_ok "8: a reloaded worker_id is refused with a message" "$(log_since "$E" "$off" | head -5)"
+    fi
+    is "8: ... worker_id kept" "$(pg_val "$E" "SHOW snowflake.worker_id")" 7
+    is "8: ... ids still carry it" "$(pg_val "$E" "SELECT snowflake_worker_id(snowflake_nextval())")" 7
+    pg_stop "$E"
+}
+
+log_has() { log_since "$1" "$2" | grep -qF "$3"; }
+log_has_re() { log_since "$1" "$2" | grep -qE "$3"; }
+test_show() { [ "$(pg_val "$1" "SHOW $2")" = "$3" ]; }
+
+# -------------------------------------------------------------------------
+# 9: a clock glitch far ahead must not move the durable mark. The operations
+# guide promises that after a crash "ids resume once the clock passes the last
+# reservation: at most one second after the crash with a correct clock".
+case_9() {
+    echo "# case 9: clock glitches forward, then a crash: ids resume within a second"
+    local C out saved markms idms lastms
+    C=$(pg_tmpdir)
+    fault_init "$C" || { bail "9: instance initialised"; return; }
+    ft_start "$C" || { bail "9: started under libfaketime"; return; }
+    helpers_sql "$C" || { bail "9: helpers created"; return; }
+
+    # 9a: while ids are issued, the clock jumps past the end of the id range
+    # (year 2100) for a moment: ids are refused (SF002), none is issued there.
+    out="$C/probe_9a.out"
+    run_probe "$C" step 20 c9a >"$out" 2>&1 &
+    local pid=$!
+    wait_for "probe issuing" 10 app_running "$C" probe:issuing || { wait "$pid"; bail "9a: probe started" "$(cat "$out")"; return; }
+    sleep 0.3
+    ft_get_us "$C"; saved=$REPLY
+    ft_set_clock "$C" 4102444800                # 2100-01-01 00:00:00 UTC
+    wait_for "probe refused" 10 app_running "$C" probe:refused
+    sleep 0.5                                   # several ticks of the mark worker
+    markms=$(mark_ms "$C")
+    ft_set_us "$C" "$saved"
+    wait "$pid"
+    probe_fields "$(cat "$out")"
+    is "9a: clock past the end of the id range: SQLSTATE SF002" "$P_STATE" SF002
+    is "9a: ... message" "$P_MSG" "system clock is past the end of the id range of snowflake.epoch"
+    cmp_num "9a: ids resume when the clock is put right" "${P_AFTER:-0}" -gt "$P_BEFORE"
+    lastms=$((P_BEFORE >> 22))
+    if [ "$markms" -le $((lastms + 2000)) ]; then
+        ok "9a: the durable mark stayed near the last id"
+    else
+        not_ok "9a: the durable mark stayed near the last id" \
+            "mark $markms ms, last id at $lastms ms: $(( (markms - lastms) / 86400000 )) days ahead (end of range: $(( (1 << 41) - 1 )))"
+    fi
+    pg_kill9 "$C" && wait_for "gone" 10 no_procs_in "$C" || { bail "9a: postmaster killed"; return; }
+    ft_start "$C" || { bail "9a: restarted"; return; }
+    probe_fields "$(run_probe "$C" resume 3 c9a-restart)"
+    if [ -n "$P_AFTER" ]; then
+        ok "9a: after kill -9 and restart with a correct clock, ids within 3 s"
+    else
+        not_ok "9a: after kill -9 and restart with a correct clock, ids within 3 s" \
+            "$P_STATE: $P_MSG" "$P_HINT"
+    fi
+
+    # 9b: a plain glitch of +1 day right after some ids (the worker still
+    # renews), with no id issued during it.
+    pg_stop "$C"
+    rm -f "$(mark_file "$C")"                   # the repair of docs/operations.md
+    ft_start "$C" || { bail "9b: restarted"; return; }
+    idms=$(pg_val "$C" "SELECT max(id_ms(snowflake_nextval())) FROM generate_series(1, 20000)")
+    ft_shift "$C" 86400
+    sleep 0.4                                   # several ticks of the mark worker
+    ft_shift "$C" -86400
+    markms=$(mark_ms "$C")
+    if [ "$markms" -le $((idms + 2000)) ]; then
+        ok "9b: a +1 day glitch with no id in it leaves the durable mark near the last id"
+    else
+        not_ok "9b: a +1 day glitch with no id in it leaves the durable mark near the last id" \
+            "mark $markms ms, last id at $idms ms: $(( (markms - idms) / 1000 )) s ahead"
+    fi
+    pg_kill9 "$C" && wait_for "gone" 10 no_procs_in "$C" || { bail "9b: postmaster killed"; return; }
+    ft_start "$C" || { bail "9b: restarted"; return; }
+    probe_fields "$(run_probe "$C" resume 3 c9b-restart)"
+    if [ -n "$P_AFTER" ]; then
+        ok "9b: after kill -9 and restart with a correct clock, ids within 3 s"
+    else
+        not_ok "9b: after kill -9 and restart with a correct clock, ids within 3 s" \
+            "$P_STATE: $P_MSG" "$P_HINT"
+    fi
+    pg_stop "$C"
+}
+
+# -------------------------------------------------------------------------
+START=$(real_now)
+for c in 0 1 2 3 4 5 6 7 8 9; do
+    if want "$c"; then
+        t=$(real_now)
+        "case_$c"
+        echo "# case $c took $(elapsed_since "$t") s"
+    fi
+done
+pg_cleanup_all
+
+echo "# fault suite took $(elapsed_since "$START") s"
+if [ "$T_FAILED" -gt 0 ]; then
+    printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
+fi
+echo "$T_PASSED passed, $T_FAILED failed"
+[ "$T_FAILED" -eq 0 ]
