@@ -114,9 +114,15 @@ void renew_if_active() {
     const int64_t now = core::floor_div(unix_now_us() - epoch_us, 1000);
     const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
-    // Active: ids were issued since start, inside the current reservation.
-    const bool active = last > shared->start_floor_ms && last > reserved - kReserveWindowMs;
-    if (!active || reserved - now >= kReserveWindowMs / 2 || now < 0) return;
+    if (now < 0 || now > core::kMaxMs) return;
+    // Active: ids were issued since start, recently by the clock, inside the
+    // current reservation. Judging by the clock keeps a clock that jumps
+    // ahead for a moment, with no id issued at the jumped time, from moving
+    // the durable mark there: after a crash, ids would be refused until then.
+    // A backend that does issue at a jumped time writes its own reservation.
+    const bool active = last > shared->start_floor_ms && now - last <= kReserveWindowMs &&
+                        last > reserved - kReserveWindowMs;
+    if (!active || reserved - now >= kReserveWindowMs / 2) return;
     const char* step = "";
     if (int err = reserve_until(now + kReserveWindowMs / 2, now + kReserveWindowMs, &step)) {
         errno = err;

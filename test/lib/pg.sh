@@ -91,8 +91,10 @@ pg_reap() {
     local dir=$1 pid i state
     pid=$(pg_postmaster_pid "$dir") || return 0
     for i in $(seq 1 200); do
-        # Children of the postmaster exit when they notice it is gone.
-        if ! pgrep -P "$pid" >/dev/null 2>&1; then
+        # Children of the postmaster exit when they notice it is gone. They
+        # are reparented the moment it dies, so look for any process still
+        # working in the data directory, not only for its children.
+        if ! pgrep -P "$pid" >/dev/null 2>&1 && ! pg_dir_in_use "$dir/data"; then
             state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
             if [ "$state" = gone ] || [ "$state" = Z ]; then
                 rm -f "$dir/data/postmaster.pid" "$dir/.s.PGSQL.$PG_PORT" "$dir/.s.PGSQL.$PG_PORT.lock"
@@ -102,6 +104,17 @@ pg_reap() {
         sleep 0.05
     done
     echo "pg_reap: postmaster $pid in $dir did not go away" >&2
+    return 1
+}
+
+# pg_dir_in_use DATADIR: true while a live process has DATADIR as its
+# working directory (every PostgreSQL server process does).
+pg_dir_in_use() {
+    local want p
+    want=$(readlink -f "$1")
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/cwd" 2>/dev/null)" = "$want" ] && return 0
+    done
     return 1
 }
 
