@@ -222,7 +222,9 @@ log_since() { tail -c +"$(($2 + 1))" "$1/server.log" 2>/dev/null; }
 
 # helpers_sql DIR: creates the extension and the SQL helpers of the suite.
 helpers_sql() {
-    pg_psql "$1" -f "$FAULT_DIR/helpers.sql" >/dev/null
+    # Fed on standard input: the postgres user may not be able to read the
+    # checkout (a clone under /root, say).
+    pg_psql "$1" <"$FAULT_DIR/helpers.sql" >/dev/null
 }
 
 # stat_val DIR COLUMN: one column of snowflake_stats.

@@ -10,10 +10,12 @@ PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
 PG_INSTANCES=()
 
-# Runs a command as the postgres user (directly when we are not root).
+# Runs a command as the postgres user (directly when we are not root), from
+# a directory that user can enter: the checkout may be private to root. Pass
+# absolute paths, and files the postgres user can read.
 as_pg() {
     if [ "$(id -u)" = 0 ]; then
-        runuser -u postgres -- "$@"
+        (cd / && runuser -u postgres -- "$@")
     else
         "$@"
     fi
