@@ -61,6 +61,16 @@ ALTER SYSTEM SET snowflake.epoch = '2999-01-01 00:00:00+00';
 \echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.epoch = '1900-01-01 00:00:00+00';
 \echo :LAST_ERROR_SQLSTATE
+-- A time zone name, or no offset at all, would tie the epoch to a time zone
+-- setting (and an unknown zone name must never raise from the check hook).
+ALTER SYSTEM SET snowflake.epoch = '2024-01-01 00:00:00 Foo/Bar';
+\echo :LAST_ERROR_SQLSTATE
+ALTER SYSTEM SET snowflake.epoch = '2024-01-01 00:00:00 Europe/Berlin';
+\echo :LAST_ERROR_SQLSTATE
+ALTER SYSTEM SET snowflake.epoch = '2024-01-01';
+\echo :LAST_ERROR_SQLSTATE
+ALTER SYSTEM SET snowflake.epoch = '2024-02-30 00:00:00+00';
+\echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.nonexistent = 1;
 \echo :LAST_ERROR_SQLSTATE
 

@@ -20,17 +20,6 @@
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #endif
 
-// PostgreSQL 16 gave DecodeDateTime() a DateTimeErrorExtra argument.
-static inline int sf_decode_date_time(char** field, int* ftype, int nf, int* dtype,
-                                      struct pg_tm* tm, fsec_t* fsec, int* tzp) {
-#if PG_VERSION_NUM >= 160000
-    DateTimeErrorExtra extra;
-    return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
-#else
-    return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
-#endif
-}
-
 // A GUC check hook's *extra must come from the allocator the GUC machinery
 // frees it with: malloc() up to 15, guc_malloc() (a memory context) from 16.
 static inline void* sf_guc_malloc(size_t size) {

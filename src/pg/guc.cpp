@@ -6,12 +6,11 @@
 // space, so at server start every value given for a snowflake.* setting is
 // checked again and a bad one stops the server with a FATAL.
 
-#include <cctype>
 #include <cstdlib>
-#include <initializer_list>
 #include <cstring>
 #include <ctime>
 
+#include "../core/epoch.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -33,67 +32,42 @@ constexpr int kMaxToleranceMs = 10000;
 char* epoch_text = nullptr;
 TimestampTz epoch_value = 0;  // set by the assign hook
 
-// Parses a fixed point in time without ever raising an error (this runs in
-// GUC check hooks, where errors are not allowed). Returns nullptr on success,
-// otherwise the reason.
-const char* parse_fixed_timestamptz(const char* text, TimestampTz* out) {
-    if (std::strlen(text) >= MAXDATELEN) return "The value is too long.";
-    // Words whose meaning moves with the clock make no epoch.
-    char lower[MAXDATELEN];
-    size_t n = std::strlen(text);
-    for (size_t i = 0; i <= n; i++) lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-    for (const char* word : {"now", "today", "tomorrow", "yesterday", "infinity"}) {
-        if (std::strstr(lower, word) != nullptr) return "The epoch must be a fixed point in time.";
-    }
-
-    char workbuf[MAXDATELEN + MAXDATEFIELDS];
-    char* field[MAXDATEFIELDS];
-    int ftype[MAXDATEFIELDS];
-    int nf = 0;
-    int dtype = 0;
-    struct pg_tm tt;
-    fsec_t fsec = 0;
-    int tz = 0;
-    if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
-        sf_decode_date_time(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
-        return "It is not a valid timestamp with time zone.";
-    if (dtype == DTK_EPOCH) {
-        *out = SetEpochTimestamp();
-        return nullptr;
-    }
-    if (dtype != DTK_DATE) return "The epoch must be a fixed point in time.";
-    Timestamp ts;
-    if (tm2timestamp(&tt, fsec, &tz, &ts) != 0 || !IS_VALID_TIMESTAMP(ts))
-        return "It is out of the range of timestamp with time zone.";
-    *out = ts;
-    return nullptr;
-}
-
-// Full validation of an epoch text: parsable, not in the future, and leaving at
-// least a year of the 41-bit range. nullptr on success, else the detail.
-const char* validate_epoch(const char* text, TimestampTz* out) {
-    TimestampTz ts;
-    if (const char* why = parse_fixed_timestamptz(text, &ts)) return why;
-    const int64_t epoch_ms = snowflake::core::floor_div(ts + kPgEpochUnixUs, 1000);
-    const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
-    switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
-        case snowflake::core::EpochCheck::InFuture:
-            return "The epoch is later than the current time.";
-        case snowflake::core::EpochCheck::TooLittleRange:
-            return "The epoch leaves less than a year of the 41-bit millisecond range (about 69.7 years).";
-        case snowflake::core::EpochCheck::Ok:
-            break;
+// Parses and checks an epoch text: a timestamp with an explicit UTC offset
+// (core/epoch.hpp), within the range of timestamp with time zone and, when
+// check_clock is set, not later than now and leaving at least a year of the
+// 41-bit range. Never raises an error (this runs in GUC check hooks).
+// Returns nullptr on success, else the reason as a sentence.
+const char* validate_epoch(const char* text, bool check_clock, TimestampTz* out) {
+    int64_t unix_us = 0;
+    const snowflake::core::EpochParse parsed = snowflake::core::parse_epoch(text, &unix_us);
+    if (parsed != snowflake::core::EpochParse::Ok) return snowflake::core::epoch_parse_text(parsed);
+    // Years 1 to 9999 lie well inside timestamp with time zone.
+    const TimestampTz ts = unix_us - kPgEpochUnixUs;
+    if (check_clock) {
+        const int64_t epoch_ms = snowflake::core::floor_div(unix_us, 1000);
+        const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
+        switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
+            case snowflake::core::EpochCheck::InFuture:
+                return "The epoch is later than the current time.";
+            case snowflake::core::EpochCheck::TooLittleRange:
+                return "The epoch leaves less than a year of the 41-bit millisecond range (about 69.7 years).";
+            case snowflake::core::EpochCheck::Ok:
+                break;
+        }
     }
     *out = ts;
     return nullptr;
 }
 
-bool check_epoch_hook(char** newval, void** extra, GucSource) {
+bool check_epoch_hook(char** newval, void** extra, GucSource source) {
     TimestampTz ts;
     if (*newval == nullptr) return false;
-    if (const char* why = validate_epoch(*newval, &ts)) {
+    // The built-in default is a fixed, valid text: checking it against the
+    // clock would only keep a server whose clock is wrong at boot from
+    // starting at all (issuing ids refuses such a clock anyway, SF002).
+    if (const char* why = validate_epoch(*newval, source != PGC_S_DEFAULT, &ts)) {
         GUC_check_errdetail("%s", why);
-        GUC_check_errhint("Give a past timestamp with time zone in ISO form, such as '%s'.", kDefaultEpoch);
+        GUC_check_errhint("Give a past timestamp with an explicit UTC offset, such as '%s'.", kDefaultEpoch);
         return false;
     }
     auto* copy = static_cast<TimestampTz*>(sf_guc_malloc(sizeof(TimestampTz)));
@@ -167,7 +141,7 @@ void define_settings() {
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                      errmsg("invalid value for parameter \"%s\": \"%s\"", g.name, g.raw),
                      edata->detail != nullptr ? errdetail("%s", edata->detail)
-                                              : errdetail("%s", edata->message),
+                                              : errdetail("%s.", edata->message),
                      errhint("Correct %s in the server configuration. The server does not start "
                              "with an invalid snowflake setting, so that no id is ever issued "
                              "under a value you did not choose.",
@@ -180,14 +154,16 @@ TimestampTz current_epoch() {
     if (preloaded) return epoch_value;
 
     // Not preloaded: the setting is not defined in this process, but a value
-    // given in the server configuration is still there as a placeholder. Its
-    // reset value is the configured one; a session's SET does not change it.
+    // given for it is still there as a placeholder. Its reset value is the one
+    // the session started with (server configuration, or the role's, the
+    // database's or the connection's settings); a SET does not change it.
+    // Decoding does not depend on the clock, so only the text is checked.
     const char* raw = nullptr;
     if (GetConfigOption("snowflake.epoch", true, false) != nullptr)
         raw = GetConfigOptionResetString("snowflake.epoch");
     if (raw == nullptr || raw[0] == '\0') raw = kDefaultEpoch;
     TimestampTz ts;
-    if (const char* why = validate_epoch(raw, &ts)) {
+    if (const char* why = validate_epoch(raw, false, &ts)) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
                         errdetail("%s", why),
@@ -196,12 +172,19 @@ TimestampTz current_epoch() {
     return ts;
 }
 
-int64_t unix_now_ns() {
+int64_t unix_now_us() {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
-int64_t unix_now_us() { return unix_now_ns() / 1000; }
+void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    // Seconds and nanoseconds kept apart: a nanosecond count would overflow
+    // 64 bits after the year 2262.
+    *ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    *sub_ms_ns = ts.tv_nsec % 1000000;
+}
 
 }  // namespace sf
