@@ -4,10 +4,12 @@
 
 namespace snowflake::core {
 
-GeneratorState state_after(int64_t floor_ms) noexcept {
+GeneratorState state_after(int64_t floor_ms, int64_t grace_ms) noexcept {
     GeneratorState s;
     s.last_ms = floor_ms < -1 ? -1 : floor_ms;
     s.sequence = kMaxSequence;
+    s.floor_ms = s.last_ms;
+    s.floor_grace_ms = s.last_ms >= 0 && grace_ms > 0 ? grace_ms : 0;
     return s;
 }
 
@@ -22,6 +24,16 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
     }
     if (now_ms > kMaxMs) {
         out.status = Status::EndOfTime;
+        return out;
+    }
+
+    // Still at the floor the state started from, and the clock within its
+    // grace: wait, without counting a clock step or a used-up millisecond.
+    if (state.last_ms >= 0 && state.last_ms == state.floor_ms && now_ms <= state.last_ms &&
+        state.last_ms - now_ms <= state.floor_grace_ms) {
+        out.status = Status::WaitFloor;
+        out.behind_ms = state.last_ms - now_ms;
+        out.wait_until_ms = state.last_ms + 1;
         return out;
     }
 

@@ -32,13 +32,20 @@ struct GeneratorState {
     // Ids may be issued up to and including this millisecond: the persisted
     // high-water mark. kMaxMs when no reservation is in use.
     int64_t reserved_until_ms = kMaxMs;
+    // The high-water mark the state started from (-1 for none), and how far
+    // the clock may be behind it and still be waited out whatever the
+    // tolerance: after a crash the mark is a reservation of the previous run
+    // that reaches ahead of the clock, not a sign of a clock step.
+    int64_t floor_ms = -1;
+    int64_t floor_grace_ms = 0;
     Counters counters;
 };
 
 // Starts a state that will only issue ids in milliseconds after `floor_ms`
-// (a high-water mark: -1 for none), as if floor_ms had been used up. The
+// (a high-water mark: -1 for none), as if floor_ms had been used up. A clock
+// behind the floor by at most grace_ms is waited out (WaitFloor). The
 // reservation is left unlimited (kMaxMs); set reserved_until_ms to use one.
-GeneratorState state_after(int64_t floor_ms) noexcept;
+GeneratorState state_after(int64_t floor_ms, int64_t grace_ms = 0) noexcept;
 
 struct Config {
     int32_t worker = 0;         // 0..kMaxWorker
@@ -49,6 +56,7 @@ enum class Status {
     Issued,           // `count` ids, first_id .. first_id + count - 1
     WaitNextMs,       // this millisecond is used up: wait until wait_until_ms
     WaitClock,        // clock behind by behind_ms <= tolerance: wait until wait_until_ms
+    WaitFloor,        // clock at or behind the starting floor, within its grace: wait
     ClockBehind,      // clock behind by behind_ms > tolerance: refuse, state untouched
     BeforeEpoch,      // clock earlier than the epoch
     EndOfTime,        // clock past the 41-bit range of the epoch
@@ -59,8 +67,8 @@ struct Next {
     Status status = Status::Issued;
     int64_t first_id = 0;
     int32_t count = 0;
-    int64_t behind_ms = 0;      // WaitClock, ClockBehind
-    int64_t wait_until_ms = 0;  // WaitNextMs, WaitClock, ClockBehind: when ids resume
+    int64_t behind_ms = 0;      // WaitClock, WaitFloor, ClockBehind
+    int64_t wait_until_ms = 0;  // WaitNextMs, WaitClock, WaitFloor, ClockBehind: when ids resume
 };
 
 // Issues up to max_count (>= 1) ids of the current millisecond. The ids of one

@@ -60,8 +60,10 @@ int64 id_ms(TimestampTz ts) {
                         errhint("Snowflake ids carry times from snowflake.epoch to about 69.7 years "
                                 "after it.")));
     const TimestampTz epoch = sf::current_epoch();
-    const int64 ms = core::floor_div(ts - epoch, 1000);
-    if (!core::valid_ms(ms)) {
+    int64 diff_us = 0;
+    const bool overflow = pg_sub_s64_overflow(ts, epoch, &diff_us);
+    const int64 ms = overflow ? -1 : core::floor_div(diff_us, 1000);
+    if (overflow || !core::valid_ms(ms)) {
         // Print both instants before raising: timestamptz_to_str returns a
         // static buffer.
         char* ts_text = pstrdup(timestamptz_to_str(ts));

@@ -35,6 +35,7 @@ extern "C" {
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "common/file_perm.h"
 #include "storage/fd.h"
 #include "utils/guc.h"
 
@@ -48,17 +49,28 @@ namespace {
 
 constexpr const char* kMarkTempFile = "snowflake.mark.tmp";
 
+int write_mark_files(const uint8_t* buf, const char** step);
+
 // Writes the mark durably. Returns 0 or an errno, *step naming the step.
 int write_mark(const core::Mark& mark, const char** step) {
     uint8_t buf[core::kMarkSize];
     core::encode_mark(mark, buf);
 
+    // Two short-lived descriptors outside fd.c's pool: account for them.
+    *step = "reserve a file descriptor for";
+    if (!AcquireExternalFD()) return EMFILE;
+    const int err = write_mark_files(buf, step);
+    ReleaseExternalFD();
+    return err;
+}
+
+int write_mark_files(const uint8_t* buf, const char** step) {
     *step = "open";
-    int fd = open(kMarkTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, 0600);
+    int fd = open(kMarkTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
     if (fd < 0) return errno;
     *step = "write";
-    ssize_t n = write(fd, buf, sizeof(buf));
-    if (n != static_cast<ssize_t>(sizeof(buf))) {
+    ssize_t n = write(fd, buf, core::kMarkSize);
+    if (n != static_cast<ssize_t>(core::kMarkSize)) {
         int err = n < 0 ? errno : ENOSPC;
         close(fd);
         return err;
@@ -85,8 +97,10 @@ int write_mark(const core::Mark& mark, const char** step) {
     return 0;
 }
 
-void set_problem(SharedState* s, const char* fmt, const char* a, const char* b) {
-    snprintf(s->mark_problem, sizeof(s->mark_problem), fmt, a, b);
+// Records why the mark is unusable; err is the OS error for I/O failures.
+void set_problem(SharedState* s, int err, const char* sentence) {
+    snprintf(s->mark_problem, sizeof(s->mark_problem), "%s", sentence);
+    s->mark_errno = err;
     s->mark_status = kMarkCorrupt;
 }
 
@@ -141,37 +155,50 @@ void load_mark(SharedState* s) {
     s->mark_problem[0] = '\0';
     int64_t floor = -1;
 
+    bool clean = false;
+    char sentence[sizeof(s->mark_problem)];
     int fd = open(kMarkFile, O_RDONLY | PG_BINARY);
     if (fd < 0) {
-        if (errno != ENOENT) set_problem(s, "could not open it: %s%s", strerror(errno), "");
+        if (errno != ENOENT) {
+            const int err = errno;
+            snprintf(sentence, sizeof(sentence), "The file could not be opened at server start: %s.",
+                     strerror(err));
+            set_problem(s, err, sentence);
+        }
     } else {
         uint8_t buf[core::kMarkSize + 1];
         ssize_t n = read(fd, buf, sizeof(buf));
-        int err = errno;
+        const int err = errno;
         close(fd);
         core::Mark mark;
         if (n < 0) {
-            set_problem(s, "could not read it: %s%s", strerror(err), "");
+            snprintf(sentence, sizeof(sentence), "The file could not be read at server start: %s.",
+                     strerror(err));
+            set_problem(s, err, sentence);
         } else {
             const core::MarkDecode d = core::decode_mark(buf, static_cast<size_t>(n), &mark);
             if (d != core::MarkDecode::Ok) {
-                set_problem(s, "%s%s", core::mark_decode_text(d), "");
+                snprintf(sentence, sizeof(sentence), "At server start, %s.", core::mark_decode_text(d));
+                set_problem(s, 0, sentence);
             } else {
                 s->mark_status = kMarkOk;
                 floor = mark.ms;
+                clean = mark.clean;
             }
         }
     }
     if (s->mark_status == kMarkCorrupt)
         ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED),
-                      errmsg("snowflake high-water mark file \"%s\" is unusable: %s", kMarkFile,
-                             s->mark_problem),
+                      errmsg("snowflake high-water mark file \"%s\" is unusable", kMarkFile),
+                      errdetail("%s", s->mark_problem),
                       errhint("snowflake_nextval() refuses ids until it is repaired; see the "
                               "operations guide.")));
 
     s->start_floor_ms = floor;
     pg_atomic_write_u64(&s->position, core::pack_position(floor, core::kMaxSequence));
-    s->slow = core::state_after(floor);
+    // After a crash the mark is the last reservation, up to a window ahead of
+    // the clock: waiting it out is expected, not a clock problem.
+    s->slow = core::state_after(floor, clean ? 0 : kReserveWindowMs);
     s->slow.reserved_until_ms = floor;
     pg_atomic_write_u64(&s->reserved_until_ms, static_cast<uint64>(floor));
 }
@@ -230,5 +257,8 @@ extern "C" void snowflake_mark_worker_main(Datum) {
         }
         sf::renew_if_active();
     }
-    proc_exit(0);
+    // Exit code 1: the postmaster starts the worker again after
+    // bgw_restart_time, unless the server is shutting down. (Code 0 would
+    // unregister it for good, and backends would write every reservation.)
+    proc_exit(1);
 }

@@ -58,13 +58,15 @@ void require_generator() {
                  errhint("Issue ids on the primary. A standby made from a base backup carries its "
                          "primary's snowflake.worker_id: give it a worker id of its own before "
                          "promoting it.")));
-    if (shared->mark_status == kMarkCorrupt)
+    if (shared->mark_status == kMarkCorrupt) {
+        errno = shared->mark_errno;
         ereport(ERROR,
-                (errcode(ERRCODE_DATA_CORRUPTED),
+                (shared->mark_errno != 0 ? errcode_for_file_access() : errcode(ERRCODE_DATA_CORRUPTED),
                  errmsg("snowflake high-water mark file \"%s\" is unusable", kMarkFile),
-                 errdetail("At server start, %s.", shared->mark_problem),
+                 errdetail("%s", shared->mark_problem),
                  errhint("Ids are refused so that none is issued twice. Follow \"Repairing the "
                          "high-water mark\" in docs/operations.md, then restart the server.")));
+    }
 }
 
 // Sleeps, then spins, until the clock reaches the start of millisecond
@@ -83,7 +85,9 @@ void wait_until(int64_t target_ms, int64_t epoch_us) {
     }
 }
 
-void report_clock(const core::Next& r, int64_t now_ms) {
+// at_floor: the clock is behind the high-water mark loaded at start, not
+// behind an id this run issued.
+void report_clock(const core::Next& r, int64_t now_ms, bool at_floor) {
     if (r.status == core::Status::ClockBehind) {
         const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
         // timestamptz_to_str() returns a static buffer: copy the first one.
@@ -91,8 +95,11 @@ void report_clock(const core::Next& r, int64_t now_ms) {
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
-                 errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
-                           last_text, clock_tolerance_ms),
+                 at_floor ? errdetail("Before this start the server may have issued ids up to %s, "
+                                      "its high-water mark; snowflake.clock_tolerance_ms is %d.",
+                                      last_text, clock_tolerance_ms)
+                          : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
+                                      last_text, clock_tolerance_ms),
                  errhint("Check the time synchronisation of this server; ids resume when the clock "
                          "reaches %s.",
                          timestamptz_to_str(resume))));
@@ -112,20 +119,21 @@ int64_t now_ms(int64_t epoch_us) { return core::floor_div(unix_now_us() - epoch_
 // One step of the state machine under the lock: position first, then the
 // clock, then a swap (see the protocol in shmem.cpp).
 core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
-                     int64_t* now_out) {
+                     int64_t* now_out, bool* at_floor) {
     core::Next r;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     for (;;) {
         uint64 cur = pg_atomic_read_u64(&shared->position);
+        pg_read_barrier();  // the position is read before the clock
         const int64_t now = now_ms(epoch_us);
         core::GeneratorState g = shared->slow;
         g.last_ms = core::packed_ms(cur);
         g.sequence = core::packed_sequence(cur);
         g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+        *at_floor = g.last_ms == shared->start_floor_ms && g.last_ms >= 0;
         r = core::next_ids(g, now, config, max_count);
-        if (g.last_ms == shared->start_floor_ms && g.last_ms >= 0 &&
-            (r.status == core::Status::WaitClock || r.status == core::Status::ClockBehind ||
-             r.status == core::Status::WaitNextMs))
+        if (*at_floor && (r.status == core::Status::WaitFloor || r.status == core::Status::WaitClock ||
+                          r.status == core::Status::ClockBehind))
             shared->startup_waits++;  // still held back by the mark loaded at start
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
@@ -149,6 +157,7 @@ core::Next issue(int32_t max_count) {
         // Lock-free fast path; a few lost races fall through to the lock.
         for (int attempt = 0; attempt < 3; attempt++) {
             uint64 cur = pg_atomic_read_u64(&shared->position);
+            pg_read_barrier();  // the position is read before the clock (shmem.cpp)
             const int64_t now = now_ms(epoch_us);
             const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
             core::FastNext f;
@@ -166,19 +175,21 @@ core::Next issue(int32_t max_count) {
 
     for (;;) {
         int64_t now = 0;
-        const core::Next r = slow_step(config, epoch_us, max_count, &now);
+        bool at_floor = false;
+        const core::Next r = slow_step(config, epoch_us, max_count, &now, &at_floor);
         switch (r.status) {
             case core::Status::Issued:
                 count_ids(static_cast<uint64_t>(r.count));
                 return r;
             case core::Status::WaitNextMs:
             case core::Status::WaitClock:
+            case core::Status::WaitFloor:
                 wait_until(r.wait_until_ms, epoch_us);
                 break;
             case core::Status::ClockBehind:
             case core::Status::BeforeEpoch:
             case core::Status::EndOfTime:
-                report_clock(r, now);
+                report_clock(r, now, at_floor);
                 break;
             case core::Status::NeedReservation: {
                 // No reservation covers the clock (idle server, or the

@@ -18,7 +18,11 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"
+#else
 #include "storage/backendid.h"
+#endif
 #include "storage/lwlock.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
@@ -71,7 +75,8 @@ struct SharedState {
     // High-water mark (mark.cpp), loaded by the postmaster at start.
     LWLock* mark_lock;            // serialises writes of the mark file
     int mark_status;              // MarkStatus
-    char mark_problem[160];       // why the mark is unusable, for the error message
+    int mark_errno;               // for a mark that could not be read: the OS error
+    char mark_problem[200];       // why the mark is unusable, a sentence for the error detail
     int64_t start_floor_ms;       // the mark loaded at start; -1 for none
     uint64_t startup_waits;       // under `lock`: id requests delayed or refused by it
     pg_atomic_uint64 reservation_waits;  // id requests that had to write the mark themselves
@@ -102,8 +107,9 @@ void count_ids(uint64_t n);
 // Ids issued since the last reset; the caller holds the lock.
 uint64_t ids_issued_locked();
 
-// Reads CLOCK_REALTIME in microseconds since 1970.
+// Reads CLOCK_REALTIME: microseconds since 1970; or milliseconds since 1970
+// and the nanoseconds within that millisecond.
 int64_t unix_now_us();
-int64_t unix_now_ns();
+void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
 
 }  // namespace sf

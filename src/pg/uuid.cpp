@@ -3,11 +3,14 @@
 // Randomness: pg_strong_random() is read in blocks into a per-process buffer
 // and served 8 bytes per UUID, so that one UUID does not pay a whole call
 // into the random source. The buffer remembers the pid that filled it and is
-// refilled whenever the current process is another one, so a process forked
-// from one that holds bytes never serves the same bytes. It is never filled
-// in the postmaster. Served bytes are wiped.
+// refilled whenever the current process is another one, and a fork handler
+// empties it in the child of any fork(), so a process forked from one that
+// holds bytes never serves the same bytes. It is never filled in the
+// postmaster. Served bytes are wiped.
 
 #include <cstring>
+
+#include <pthread.h>
 
 #include "snowflake.hpp"
 
@@ -30,6 +33,14 @@ constexpr size_t kRandomBlock = 8192;  // 1,024 UUIDs per call into the random s
 uint8_t random_buf[kRandomBlock];
 size_t random_pos = kRandomBlock;
 int random_pid = 0;
+bool atfork_registered = false;
+
+// In a child of fork() (a procedural language may call it), whatever the
+// parent had buffered is dropped: MyProcPid does not change in such a child.
+void drop_random_in_child() {
+    random_pos = kRandomBlock;
+    random_pid = 0;
+}
 
 core::UuidClock uuid_clock;
 
@@ -41,6 +52,12 @@ uint8_t* take_random() {
     if (random_pid != MyProcPid || random_pos + core::kUuidRandomBytes > kRandomBlock) {
         if (!IsUnderPostmaster && IsPostmasterEnvironment)
             elog(ERROR, "snowflake: random buffer must not be filled in the postmaster");
+        if (!atfork_registered) {
+            if (pthread_atfork(nullptr, nullptr, drop_random_in_child) != 0)
+                ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+                                errmsg("could not register a fork handler for the UUID random buffer")));
+            atfork_registered = true;
+        }
         if (!pg_strong_random(random_buf, kRandomBlock))
             ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                             errmsg("could not generate random values"),
@@ -65,7 +82,19 @@ Datum make_uuid(int64_t ticks) {
 
 // The next ticks of this backend's strictly ascending UUID clock.
 int64_t next_ticks() {
-    return core::ascending_ticks(uuid_clock, core::uuid_ticks_from_ns(sf::unix_now_ns()));
+    int64_t ms, sub_ms_ns;
+    sf::unix_now_ms_ns(&ms, &sub_ms_ns);
+    return core::ascending_ticks(uuid_clock, core::uuid_ticks_from_ms(ms, sub_ms_ns));
+}
+
+// Unix microseconds of a finite timestamp, or false if out of the UUIDv7
+// range (which also keeps the addition from overflowing).
+bool uuid_unix_us(TimestampTz ts, int64_t* unix_us) {
+    constexpr int64_t kMaxUnixUs = (core::kUuidMaxMs + 1) * 1000 - 1;
+    if (TIMESTAMP_NOT_FINITE(ts) || ts < -sf::kPgEpochUnixUs || ts > kMaxUnixUs - sf::kPgEpochUnixUs)
+        return false;
+    *unix_us = ts + sf::kPgEpochUnixUs;
+    return true;
 }
 
 void check_ticks(int64_t ticks, TimestampTz ts) {
@@ -111,8 +140,8 @@ Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
     if (TIMESTAMP_NOT_FINITE(shifted))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("shifted timestamp is not finite"), errhint("%s", kRangeHint)));
-    const int64_t unix_us = shifted + sf::kPgEpochUnixUs;
-    if (unix_us < 0 || unix_us / 1000 > core::kUuidMaxMs)
+    int64_t unix_us = 0;
+    if (!uuid_unix_us(shifted, &unix_us))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("shifted timestamp %s is out of range for UUIDv7",
                                timestamptz_to_str(shifted)),
@@ -134,12 +163,12 @@ Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {
     if (TIMESTAMP_NOT_FINITE(ts))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("timestamp must be finite"), errhint("%s", kRangeHint)));
-    const int64_t ms = core::floor_div(ts + sf::kPgEpochUnixUs, 1000);
-    if (ms < 0 || ms > core::kUuidMaxMs)
+    int64_t unix_us = 0;
+    if (!uuid_unix_us(ts, &unix_us))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
                         errhint("%s", kRangeHint)));
-    const core::Uuid u = core::uuidv7_floor(ms);
+    const core::Uuid u = core::uuidv7_floor(unix_us / 1000);
     auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
     std::memcpy(out->data, u.bytes, sizeof(u.bytes));
     PG_RETURN_UUID_P(out);

@@ -456,10 +456,12 @@ TEST(Generator, StateAfterFloorWaitsWhenTheClockIsAtTheFloor) {
     for (int64_t tolerance : {0, 5}) {
         GeneratorState s = state_after(5'000);
         const Next n = next_id(s, 5'000, config_for(8, tolerance));
-        // The floor counts as used up: wait for the next ms, never an error.
-        EXPECT_EQ(n.status, Status::WaitNextMs) << "tolerance " << tolerance;
+        // The floor counts as used up: wait for the next ms, never an error,
+        // and no millisecond was used up by this run.
+        EXPECT_EQ(n.status, Status::WaitFloor) << "tolerance " << tolerance;
         EXPECT_EQ(n.wait_until_ms, 5'001);
         EXPECT_EQ(s.last_ms, 5'000);
+        EXPECT_EQ(s.counters.overflow_waits, 0u);
     }
 }
 
@@ -833,6 +835,7 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
                 break;
             case Status::EndOfTime: refused_end++; break;
             case Status::BeforeEpoch: refused_epoch++; break;
+            case Status::WaitFloor: refused_exhausted++; break;  // the floor counts as used up
             case Status::Issued: break;
         }
         // The refusal must not have moved the position.

@@ -1,4 +1,5 @@
 // The high-water mark file format and uuid_ticks_from_ms.
+#include "core/generator.hpp"
 #include "core/mark.hpp"
 #include "core/layout.hpp"
 #include "core/uuid.hpp"
@@ -97,4 +98,41 @@ TEST(UuidTicksFromMs, HoldsAtTheEndOfThe48BitRange) {
     EXPECT_EQ(uuid_ticks_from_ms(kUuidMaxMs, 999'999), kUuidMaxTicks);
     EXPECT_TRUE(valid_uuid_ticks(uuid_ticks_from_ms(kUuidMaxMs, 0)));
     EXPECT_FALSE(valid_uuid_ticks(uuid_ticks_from_ms(kUuidMaxMs + 1, 0)));
+}
+
+// A state started from a crash's reservation waits out a clock up to the
+// grace behind it, whatever the tolerance, and counts no clock step.
+TEST(FloorGrace, WaitsWithinGraceAndRefusesBeyond) {
+    const Config cfg{3, 5};
+    GeneratorState s = state_after(10'000, 1'000);
+    Next r = next_id(s, 9'500, cfg);
+    EXPECT_EQ(r.status, Status::WaitFloor);
+    EXPECT_EQ(r.behind_ms, 500);
+    EXPECT_EQ(r.wait_until_ms, 10'001);
+    r = next_id(s, 10'000, cfg);  // at the floor itself: it is used up
+    EXPECT_EQ(r.status, Status::WaitFloor);
+    EXPECT_EQ(s.counters.clock_backwards_events, 0u);
+    EXPECT_EQ(s.counters.overflow_waits, 0u);
+
+    r = next_id(s, 8'999, cfg);  // beyond the grace: a real clock problem
+    EXPECT_EQ(r.status, Status::ClockBehind);
+    EXPECT_EQ(r.behind_ms, 1'001);
+
+    r = next_id(s, 10'001, cfg);
+    ASSERT_EQ(r.status, Status::Issued);
+    EXPECT_EQ(decompose(r.first_id).ms, 10'001);
+    // Once past the floor, the ordinary tolerance applies again.
+    r = next_id(s, 9'990, cfg);
+    EXPECT_EQ(r.status, Status::ClockBehind);
+}
+
+TEST(FloorGrace, CleanFloorHasNoGrace) {
+    const Config cfg{3, 5};
+    GeneratorState s = state_after(10'000);
+    EXPECT_EQ(next_id(s, 9'990, cfg).status, Status::ClockBehind);
+    EXPECT_EQ(next_id(s, 9'997, cfg).status, Status::WaitClock);
+    EXPECT_EQ(next_id(s, 10'000, cfg).status, Status::WaitFloor);  // used up, grace 0
+    GeneratorState none = state_after(-1, 1'000);
+    EXPECT_EQ(none.floor_grace_ms, 0);
+    EXPECT_EQ(next_id(none, 0, cfg).status, Status::Issued);
 }
