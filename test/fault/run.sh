@@ -485,8 +485,9 @@ case_6() {
         install -o postgres -g postgres -m 600 "$bad" "$mf"
         off=$(log_size "$B")
         ft_start "$B" || { bail "6 ($kind): the server starts with a corrupt mark"; continue; }
-        if grep -qF "LOG:  snowflake high-water mark file \"snowflake.mark\" is unusable: $reason" <(log_since "$B" "$off"); then
-            ok "6 ($kind): LOG at start: ...unusable: $reason"
+        if grep -A1 -F 'LOG:  snowflake high-water mark file "snowflake.mark" is unusable' <(log_since "$B" "$off") |
+                grep -qF "DETAIL:  At server start, $reason."; then
+            ok "6 ($kind): LOG at start: ...unusable, DETAIL: $reason"
         else
             not_ok "6 ($kind): LOG at start names the problem" "$(log_since "$B" "$off" | grep -i mark | head -3)"
         fi
