@@ -106,8 +106,8 @@ void define_settings() {
                             nullptr, nullptr, nullptr);
     DefineCustomStringVariable("snowflake.epoch",
                                "Start of the 41-bit millisecond range of Snowflake ids.",
-                               "A timestamp with time zone no later than now that leaves at "
-                               "least a year of the range.",
+                               "An ISO 8601 timestamp with an explicit UTC offset, no later "
+                               "than now, that leaves at least a year of the range.",
                                &epoch_text, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch_hook,
                                assign_epoch_hook, nullptr);
     DefineCustomIntVariable("snowflake.clock_tolerance_ms",
