@@ -27,10 +27,13 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
         return out;
     }
 
-    // Still at the floor the state started from, and the clock within its
-    // grace: wait, without counting a clock step or a used-up millisecond.
-    if (state.last_ms >= 0 && state.last_ms == state.floor_ms && now_ms <= state.last_ms &&
-        state.last_ms - now_ms <= state.floor_grace_ms) {
+    // Still at the floor the state started from, and the clock not past it.
+    out.at_floor = state.last_ms >= 0 && state.last_ms == state.floor_ms && now_ms <= state.last_ms;
+    if (out.at_floor) state.counters.startup_waits++;
+
+    // Within the floor's grace: wait, without counting a clock step or a
+    // used-up millisecond.
+    if (out.at_floor && state.last_ms - now_ms <= state.floor_grace_ms) {
         out.status = Status::WaitFloor;
         out.behind_ms = state.last_ms - now_ms;
         out.wait_until_ms = state.last_ms + 1;

@@ -21,6 +21,7 @@ struct Counters {
     uint64_t clock_backwards_errors = 0;  // ... and refused because it was beyond tolerance
     int64_t clock_backwards_max_ms = 0;   // largest distance seen
     uint64_t reservations = 0;            // times the reserved window was extended
+    uint64_t startup_waits = 0;           // calls held back (waited or refused) by the floor
 };
 
 struct GeneratorState {
@@ -69,6 +70,9 @@ struct Next {
     int32_t count = 0;
     int64_t behind_ms = 0;      // WaitClock, WaitFloor, ClockBehind
     int64_t wait_until_ms = 0;  // WaitNextMs, WaitClock, WaitFloor, ClockBehind: when ids resume
+    // WaitFloor, WaitClock, ClockBehind: what holds ids back is the floor the
+    // state started from, not an id issued since.
+    bool at_floor = false;
 };
 
 // Issues up to max_count (>= 1) ids of the current millisecond. The ids of one

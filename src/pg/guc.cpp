@@ -7,14 +7,12 @@
 // checked again and a bad one stops the server with a FATAL.
 
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 
 #include "../core/epoch.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
-#include "utils/guc.h"
 #include "utils/memutils.h"
 }
 

@@ -29,7 +29,6 @@
 #include "snowflake.hpp"
 
 extern "C" {
-#include "access/xlog.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -37,7 +36,6 @@ extern "C" {
 #include "storage/latch.h"
 #include "common/file_perm.h"
 #include "storage/fd.h"
-#include "utils/guc.h"
 
 PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
 }
@@ -124,8 +122,7 @@ void mark_shutdown(int code, Datum) {
 // Renews the reservation while ids are being issued in it.
 void renew_if_active() {
     if (worker_id < 0 || shared->mark_status == kMarkCorrupt) return;
-    const int64_t epoch_us = current_epoch() + kPgEpochUnixUs;
-    const int64_t now = core::floor_div(unix_now_us() - epoch_us, 1000);
+    const int64_t now = now_ms(epoch_unix_us());
     const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
     if (now < 0 || now > core::kMaxMs) return;
@@ -134,7 +131,7 @@ void renew_if_active() {
     // ahead for a moment, with no id issued at the jumped time, from moving
     // the durable mark there: after a crash, ids would be refused until then.
     // A backend that does issue at a jumped time writes its own reservation.
-    const bool active = last > shared->start_floor_ms && now - last <= kReserveWindowMs &&
+    const bool active = last > shared->slow.floor_ms && now - last <= kReserveWindowMs &&
                         last > reserved - kReserveWindowMs;
     if (!active || reserved - now >= kReserveWindowMs / 2) return;
     const char* step = "";
@@ -151,7 +148,6 @@ void renew_if_active() {
 
 void load_mark(SharedState* s) {
     s->mark_status = kMarkNone;
-    s->start_floor_ms = -1;
     s->mark_problem[0] = '\0';
     int64_t floor = -1;
 
@@ -194,7 +190,6 @@ void load_mark(SharedState* s) {
                       errhint("snowflake_nextval() refuses ids until it is repaired; see the "
                               "operations guide.")));
 
-    s->start_floor_ms = floor;
     pg_atomic_write_u64(&s->position, core::pack_position(floor, core::kMaxSequence));
     // After a crash the mark is the last reservation, up to a window ahead of
     // the clock: waiting it out is expected, not a clock problem.

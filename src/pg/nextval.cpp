@@ -28,11 +28,6 @@ namespace {
 
 constexpr int32 kMaxBatch = 1000000;
 
-// Unix microseconds of the epoch; fixed for the life of the server.
-int64_t epoch_unix_us() { return current_epoch() + kPgEpochUnixUs; }
-
-TimestampTz ms_to_timestamptz(int64_t rel_ms) { return current_epoch() + rel_ms * 1000; }
-
 void require_shared() {
     if (!preloaded || shared == nullptr)
         ereport(ERROR,
@@ -85,9 +80,7 @@ void wait_until(int64_t target_ms, int64_t epoch_us) {
     }
 }
 
-// at_floor: the clock is behind the high-water mark loaded at start, not
-// behind an id this run issued.
-void report_clock(const core::Next& r, int64_t now_ms, bool at_floor) {
+void report_clock(const core::Next& r, int64_t now_ms) {
     if (r.status == core::Status::ClockBehind) {
         const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
         // timestamptz_to_str() returns a static buffer: copy the first one.
@@ -95,7 +88,7 @@ void report_clock(const core::Next& r, int64_t now_ms, bool at_floor) {
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
-                 at_floor ? errdetail("Before this start the server may have issued ids up to %s, "
+                 r.at_floor ? errdetail("Before this start the server may have issued ids up to %s, "
                                       "its high-water mark; snowflake.clock_tolerance_ms is %d.",
                                       last_text, clock_tolerance_ms)
                           : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
@@ -114,12 +107,10 @@ void report_clock(const core::Next& r, int64_t now_ms, bool at_floor) {
              errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
 }
 
-int64_t now_ms(int64_t epoch_us) { return core::floor_div(unix_now_us() - epoch_us, 1000); }
-
 // One step of the state machine under the lock: position first, then the
 // clock, then a swap (see the protocol in shmem.cpp).
 core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
-                     int64_t* now_out, bool* at_floor) {
+                     int64_t* now_out) {
     core::Next r;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     for (;;) {
@@ -130,11 +121,7 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
         g.last_ms = core::packed_ms(cur);
         g.sequence = core::packed_sequence(cur);
         g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
-        *at_floor = g.last_ms == shared->start_floor_ms && g.last_ms >= 0;
         r = core::next_ids(g, now, config, max_count);
-        if (*at_floor && (r.status == core::Status::WaitFloor || r.status == core::Status::WaitClock ||
-                          r.status == core::Status::ClockBehind))
-            shared->startup_waits++;  // still held back by the mark loaded at start
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
                                             core::pack_position(g.last_ms, g.sequence)))
@@ -175,8 +162,7 @@ core::Next issue(int32_t max_count) {
 
     for (;;) {
         int64_t now = 0;
-        bool at_floor = false;
-        const core::Next r = slow_step(config, epoch_us, max_count, &now, &at_floor);
+        const core::Next r = slow_step(config, epoch_us, max_count, &now);
         switch (r.status) {
             case core::Status::Issued:
                 count_ids(static_cast<uint64_t>(r.count));
@@ -189,7 +175,7 @@ core::Next issue(int32_t max_count) {
             case core::Status::ClockBehind:
             case core::Status::BeforeEpoch:
             case core::Status::EndOfTime:
-                report_clock(r, now, at_floor);
+                report_clock(r, now);
                 break;
             case core::Status::NeedReservation: {
                 // No reservation covers the clock (idle server, or the
@@ -271,7 +257,6 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     const core::Counters counters = sf::shared->slow.counters;
     const uint64 ids_issued = sf::ids_issued_locked();
     const TimestampTz since = sf::shared->stats_since;
-    const uint64 startup_waits = sf::shared->startup_waits;
     const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sf::shared->reserved_until_ms));
     LWLockRelease(sf::shared->lock);
     const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sf::shared->position));
@@ -286,7 +271,7 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     values[i++] = TimestampTzGetDatum(sf::current_epoch());
     values[i++] = Int64GetDatum(static_cast<int64>(ids_issued));
     if (last_ms >= 0)
-        values[i++] = TimestampTzGetDatum(sf::current_epoch() + last_ms * 1000);
+        values[i++] = TimestampTzGetDatum(sf::ms_to_timestamptz(last_ms));
     else
         nulls[i++] = true;
     values[i++] = Int64GetDatum(static_cast<int64>(counters.overflow_waits));
@@ -295,12 +280,12 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_errors));
     values[i++] = TimestampTzGetDatum(since);
     if (reserved >= 0)
-        values[i++] = TimestampTzGetDatum(sf::current_epoch() + reserved * 1000);
+        values[i++] = TimestampTzGetDatum(sf::ms_to_timestamptz(reserved));
     else
         nulls[i++] = true;
     values[i++] = Int64GetDatum(static_cast<int64>(counters.reservations));
     values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&sf::shared->reservation_waits)));
-    values[i++] = Int64GetDatum(static_cast<int64>(startup_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(counters.startup_waits));
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
@@ -312,7 +297,6 @@ Datum snowflake_stats_reset(PG_FUNCTION_ARGS) {
     const TimestampTz now = GetCurrentTimestamp();
     LWLockAcquire(sf::shared->lock, LW_EXCLUSIVE);
     sf::shared->slow.counters = core::Counters{};
-    sf::shared->startup_waits = 0;
     pg_atomic_write_u64(&sf::shared->reservation_waits, 0);
     sf::shared->ids_baseline = 0;
     sf::shared->ids_baseline = sf::ids_issued_locked();

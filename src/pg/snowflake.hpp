@@ -24,8 +24,12 @@ extern "C" {
 #include "storage/backendid.h"
 #endif
 #include "storage/lwlock.h"
-#include "utils/datetime.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
+#if PG_VERSION_NUM < 150000
+#include "postmaster/autovacuum.h"
+#include "replication/walsender.h"
+#endif
 }
 
 #include "compat.hpp"
@@ -45,9 +49,12 @@ extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
 extern bool preloaded;           // loaded through shared_preload_libraries
 void define_settings();
-// The epoch in effect, as a TimestampTz. Without preload it is read from the
-// configuration file's value (validated the same way) or the default.
+// The epoch in effect, as a TimestampTz. Without preload it is the value the
+// session started with (a SET is ignored), parsed the same way, or the default.
 TimestampTz current_epoch();
+// The epoch in Unix microseconds; an id-space millisecond as a timestamp.
+inline int64_t epoch_unix_us() { return current_epoch() + kPgEpochUnixUs; }
+inline TimestampTz ms_to_timestamptz(int64_t rel_ms) { return current_epoch() + rel_ms * 1000; }
 
 // Shared memory (shmem.cpp).
 void install_shmem_hooks();
@@ -67,7 +74,10 @@ struct SharedState {
     pg_atomic_uint64 reserved_until_ms;
 
     alignas(PG_CACHE_LINE_SIZE) LWLock* lock;  // serialises the slow path and the fields below
-    snowflake::core::GeneratorState slow;     // counters; last_ms/sequence unused (see position)
+    // Counters and the floor loaded at start (set once by the postmaster);
+    // last_ms/sequence are unused (see position), reserved_until_ms mirrors
+    // the atomic above.
+    snowflake::core::GeneratorState slow;
     uint64_t ids_baseline;                    // sum of the id counters at the last reset
     TimestampTz stats_since;
     pg_atomic_uint64 ids_unslotted;           // ids of processes without a counter slot
@@ -77,8 +87,6 @@ struct SharedState {
     int mark_status;              // MarkStatus
     int mark_errno;               // for a mark that could not be read: the OS error
     char mark_problem[200];       // why the mark is unusable, a sentence for the error detail
-    int64_t start_floor_ms;       // the mark loaded at start; -1 for none
-    uint64_t startup_waits;       // under `lock`: id requests delayed or refused by it
     pg_atomic_uint64 reservation_waits;  // id requests that had to write the mark themselves
     int counter_slots;
     IdCounter counters[FLEXIBLE_ARRAY_MEMBER];
@@ -111,5 +119,10 @@ uint64_t ids_issued_locked();
 // and the nanoseconds within that millisecond.
 int64_t unix_now_us();
 void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
+// The current millisecond in the id space of the epoch given in Unix
+// microseconds (epoch_unix_us()).
+inline int64_t now_ms(int64_t epoch_us) {
+    return snowflake::core::floor_div(unix_now_us() - epoch_us, 1000);
+}
 
 }  // namespace sf

@@ -109,21 +109,28 @@ TEST(FloorGrace, WaitsWithinGraceAndRefusesBeyond) {
     EXPECT_EQ(r.status, Status::WaitFloor);
     EXPECT_EQ(r.behind_ms, 500);
     EXPECT_EQ(r.wait_until_ms, 10'001);
+    EXPECT_TRUE(r.at_floor);
     r = next_id(s, 10'000, cfg);  // at the floor itself: it is used up
     EXPECT_EQ(r.status, Status::WaitFloor);
     EXPECT_EQ(s.counters.clock_backwards_events, 0u);
     EXPECT_EQ(s.counters.overflow_waits, 0u);
+    EXPECT_EQ(s.counters.startup_waits, 2u);
 
     r = next_id(s, 8'999, cfg);  // beyond the grace: a real clock problem
     EXPECT_EQ(r.status, Status::ClockBehind);
     EXPECT_EQ(r.behind_ms, 1'001);
+    EXPECT_TRUE(r.at_floor);
+    EXPECT_EQ(s.counters.startup_waits, 3u);
 
     r = next_id(s, 10'001, cfg);
     ASSERT_EQ(r.status, Status::Issued);
     EXPECT_EQ(decompose(r.first_id).ms, 10'001);
-    // Once past the floor, the ordinary tolerance applies again.
+    // Once past the floor, the ordinary tolerance applies again, and a step
+    // back is not blamed on the floor.
     r = next_id(s, 9'990, cfg);
     EXPECT_EQ(r.status, Status::ClockBehind);
+    EXPECT_FALSE(r.at_floor);
+    EXPECT_EQ(s.counters.startup_waits, 3u);
 }
 
 TEST(FloorGrace, CleanFloorHasNoGrace) {
