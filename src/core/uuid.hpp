@@ -27,24 +27,21 @@ struct Uuid {
     uint8_t bytes[16];
 };
 
-// Nanoseconds since 1970 to ticks (floor of the fraction). Negative input
-// gives a negative result: the caller range-checks with valid_uuid_ticks.
-constexpr int64_t uuid_ticks_from_ns(int64_t unix_ns) noexcept {
-    // Floor division without negating (which would overflow at INT64_MIN).
-    int64_t ms = unix_ns / 1000000;
-    int64_t sub_ns = unix_ns % 1000000;
-    if (sub_ns < 0) {
-        ms -= 1;
-        sub_ns += 1000000;
-    }
-    return ms * 4096 + (sub_ns * 4096) / 1000000;  // |ms| < 2^44: no overflow
-}
-
 // Milliseconds since 1970 and nanoseconds within that millisecond
 // (0..999999) to ticks; no intermediate nanosecond count, so it holds over
 // the whole 48-bit millisecond range.
 constexpr int64_t uuid_ticks_from_ms(int64_t unix_ms, int64_t sub_ms_ns) noexcept {
     return unix_ms * 4096 + (sub_ms_ns * 4096) / 1000000;
+}
+
+// Nanoseconds since 1970 to ticks (floor of the fraction). Negative input
+// gives a negative result: the caller range-checks with valid_uuid_ticks.
+constexpr int64_t uuid_ticks_from_ns(int64_t unix_ns) noexcept {
+    // Floor division without negating (which would overflow at INT64_MIN);
+    // |ms| < 2^44, so the ticks cannot overflow.
+    const int64_t rem = unix_ns % 1000000;
+    return rem < 0 ? uuid_ticks_from_ms(unix_ns / 1000000 - 1, rem + 1000000)
+                   : uuid_ticks_from_ms(unix_ns / 1000000, rem);
 }
 
 constexpr bool valid_uuid_ticks(int64_t ticks) noexcept {

@@ -70,14 +70,18 @@ uint8_t* take_random() {
     return p;
 }
 
-Datum make_uuid(int64_t ticks) {
-    uint8_t* random = take_random();
-    const core::Uuid u = core::build_uuidv7(ticks, random);
-    std::memset(random, 0, core::kUuidRandomBytes);
+Datum uuid_datum(const core::Uuid& u) {
     auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
     static_assert(sizeof(out->data) == sizeof(u.bytes), "UUIDs are 16 bytes");
     std::memcpy(out->data, u.bytes, sizeof(u.bytes));
     return UUIDPGetDatum(out);
+}
+
+Datum make_uuid(int64_t ticks) {
+    uint8_t* random = take_random();
+    const core::Uuid u = core::build_uuidv7(ticks, random);
+    std::memset(random, 0, core::kUuidRandomBytes);
+    return uuid_datum(u);
 }
 
 // The next ticks of this backend's strictly ascending UUID clock.
@@ -97,11 +101,10 @@ bool uuid_unix_us(TimestampTz ts, int64_t* unix_us) {
     return true;
 }
 
-void check_ticks(int64_t ticks, TimestampTz ts) {
-    if (!core::valid_uuid_ticks(ticks))
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
-                        errhint("%s", kRangeHint)));
+void report_out_of_range(TimestampTz ts) {
+    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                    errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
+                    errhint("%s", kRangeHint)));
 }
 
 core::Uuid to_core(const pg_uuid_t* u) {
@@ -116,7 +119,8 @@ extern "C" {
 
 Datum snowflake_uuidv7(PG_FUNCTION_ARGS) {
     const int64_t ticks = next_ticks();
-    check_ticks(ticks, static_cast<TimestampTz>(core::floor_div(ticks, 4096) * 1000 - sf::kPgEpochUnixUs));
+    if (!core::valid_uuid_ticks(ticks))  // a system clock before 1970 or past the 48-bit range
+        report_out_of_range(core::floor_div(ticks, 4096) * 1000 - sf::kPgEpochUnixUs);
     PG_RETURN_DATUM(make_uuid(ticks));
 }
 
@@ -146,10 +150,9 @@ Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
                         errmsg("shifted timestamp %s is out of range for UUIDv7",
                                timestamptz_to_str(shifted)),
                         errhint("%s", kRangeHint)));
-    const int64_t shifted_ticks =
-        core::uuid_ticks_from_ms(unix_us / 1000, (unix_us % 1000) * 1000 + sub_us_ns);
-    check_ticks(shifted_ticks, shifted);
-    PG_RETURN_DATUM(make_uuid(shifted_ticks));
+    // In range by uuid_unix_us(), so the ticks are valid.
+    PG_RETURN_DATUM(make_uuid(
+        core::uuid_ticks_from_ms(unix_us / 1000, (unix_us % 1000) * 1000 + sub_us_ns)));
 }
 
 Datum snowflake_uuidv7_timestamp(PG_FUNCTION_ARGS) {
@@ -164,13 +167,7 @@ Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("timestamp must be finite"), errhint("%s", kRangeHint)));
     int64_t unix_us = 0;
-    if (!uuid_unix_us(ts, &unix_us))
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
-                        errhint("%s", kRangeHint)));
-    const core::Uuid u = core::uuidv7_floor(unix_us / 1000);
-    auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
-    std::memcpy(out->data, u.bytes, sizeof(u.bytes));
-    PG_RETURN_UUID_P(out);
+    if (!uuid_unix_us(ts, &unix_us)) report_out_of_range(ts);
+    PG_RETURN_DATUM(uuid_datum(core::uuidv7_floor(unix_us / 1000)));
 }
 }
