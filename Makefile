@@ -41,7 +41,7 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps unit unit-sanitize test demo bench
+.PHONY: deps installed unit unit-sanitize test demo bench
 
 deps:
 	@scripts/deps.sh
@@ -63,20 +63,19 @@ unit: $(BUILD)/unit_tests
 unit-sanitize: $(BUILD)/unit_tests_sanitized
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit_tests_sanitized
 
-test: deps
+# Dependencies, build and install: what test, demo and bench start from.
+installed: deps
 	$(MAKE) all
 	$(MAKE) install
+
+test: installed
 	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
 	test/run_all.sh
 
-demo: deps
-	$(MAKE) all
-	$(MAKE) install
+demo: installed
 	scripts/demo.sh
 
-bench: deps
-	$(MAKE) all
-	$(MAKE) install
+bench: installed
 	bench/run.sh
 
 # Google Benchmark of the core (bench/core_bench.cpp).

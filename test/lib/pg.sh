@@ -94,9 +94,9 @@ pg_reap() {
     pid=$(pg_postmaster_pid "$dir") || return 0
     for i in $(seq 1 200); do
         # Children of the postmaster exit when they notice it is gone. They
-        # are reparented the moment it dies, so look for any process still
-        # working in the data directory, not only for its children.
-        if ! pgrep -P "$pid" >/dev/null 2>&1 && ! pg_dir_in_use "$dir/data"; then
+        # are reparented the moment it dies, so look for any live process
+        # working in the data directory (a zombie has no working directory).
+        if ! pg_dir_in_use "$dir/data"; then
             state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
             if [ "$state" = gone ] || [ "$state" = Z ]; then
                 rm -f "$dir/data/postmaster.pid" "$dir/.s.PGSQL.$PG_PORT" "$dir/.s.PGSQL.$PG_PORT.lock"
