@@ -1,6 +1,7 @@
 #include "mark.hpp"
 
 #include "layout.hpp"
+#include "reservation.hpp"
 
 namespace snowflake::core {
 
@@ -43,6 +44,8 @@ void encode_mark(const Mark& mark, uint8_t out[kMarkSize]) noexcept {
     for (int i = 0; i < 8; i++) out[i] = kMagic[i];
     put_u64(out + 8, static_cast<uint64_t>(mark.ms));
     put_u32(out + 16, mark.clean ? 1u : 0u);
+    const int64_t window = mark.window_ms < 0 ? 0 : mark.window_ms > kMaxWindowMs ? kMaxWindowMs : mark.window_ms;
+    put_u32(out + 20, static_cast<uint32_t>(window));
     put_u32(out + 24, crc32c(out, 24));
 }
 
@@ -53,11 +56,13 @@ MarkDecode decode_mark(const uint8_t* data, size_t len, Mark* out) noexcept {
     if (get_u32(data + 24) != crc32c(data, 24)) return MarkDecode::BadChecksum;
     const auto ms = static_cast<int64_t>(get_u64(data + 8));
     const uint32_t flags = get_u32(data + 16);
-    if (ms < -1 || ms > kMaxMs || (flags & ~1u) != 0 || get_u32(data + 20) != 0 ||
+    const uint32_t window = get_u32(data + 20);
+    if (ms < -1 || ms > kMaxMs || (flags & ~1u) != 0 || window > kMaxWindowMs ||
         get_u32(data + 28) != 0)
         return MarkDecode::BadValue;
     out->ms = ms;
     out->clean = (flags & 1u) != 0;
+    out->window_ms = window == 0 ? kMinWindowMs : window;
     return MarkDecode::Ok;
 }
 

@@ -6,7 +6,9 @@
 //   0-7    magic "SFMARK01"
 //   8-15   mark, int64 milliseconds since the epoch (-1 .. kMaxMs)
 //   16-19  flags: bit 0 = written at a clean shutdown (mark is exact)
-//   20-23  zero
+//   20-23  window, uint32 milliseconds: how far a reservation reached ahead
+//          of the clock when it was written (0 in marks of version 1.0:
+//          read as kMinWindowMs; at most kMaxWindowMs)
 //   24-27  CRC-32C of bytes 0-23
 //   28-31  zero
 #pragma once
@@ -23,6 +25,7 @@ constexpr size_t kMarkSize = 32;
 struct Mark {
     int64_t ms = -1;
     bool clean = false;
+    int64_t window_ms = 0;  // 0: not recorded (read back as kMinWindowMs)
 };
 
 enum class MarkDecode { Ok, WrongSize, BadMagic, BadChecksum, BadValue };
