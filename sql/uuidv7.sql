@@ -12,7 +12,7 @@
 -- byte 8 variant 0b10 and 6 random bits, bytes 9-15 random (rand_b: 62 bits).
 -- uuid comparison is bytewise (memcmp), which is RFC order.
 
-SET client_min_messages = warning;
+SET client_min_messages = error;  -- no preload warning in the run without preload
 CREATE EXTENSION IF NOT EXISTS snowflake;
 RESET client_min_messages;
 SET timezone = 'UTC';

@@ -29,7 +29,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
 
     // Still at the floor the state started from, and the clock not past it.
     out.at_floor = state.last_ms >= 0 && state.last_ms == state.floor_ms && now_ms <= state.last_ms;
-    if (out.at_floor) state.counters.startup_waits++;
+    if (out.at_floor && !config.repeat) state.counters.startup_waits++;
 
     // Within the floor's grace: wait, without counting a clock step or a
     // used-up millisecond.
@@ -43,7 +43,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
     if (now_ms < state.last_ms) {
         const int64_t behind = state.last_ms - now_ms;
         Counters& c = state.counters;
-        c.clock_backwards_events++;
+        if (!config.repeat) c.clock_backwards_events++;
         c.clock_backwards_max_ms = std::max(c.clock_backwards_max_ms, behind);
         out.behind_ms = behind;
         // Ids resume in last_ms if it has sequence left, otherwise just after.
@@ -60,7 +60,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
     int32_t first_seq;
     if (now_ms == state.last_ms) {
         if (state.sequence >= kMaxSequence) {
-            state.counters.overflow_waits++;
+            if (!config.repeat) state.counters.overflow_waits++;
             out.status = Status::WaitNextMs;
             out.wait_until_ms = now_ms + 1;
             return out;

@@ -51,6 +51,10 @@ GeneratorState state_after(int64_t floor_ms, int64_t grace_ms = 0) noexcept;
 struct Config {
     int32_t worker = 0;         // 0..kMaxWorker
     int64_t tolerance_ms = 0;   // a clock this far behind last_ms is waited out
+    // The caller decides again after waiting in the same call: the wait was
+    // counted already (overflow_waits, clock_backwards_events,
+    // startup_waits are counted once per call); errors are always counted.
+    bool repeat = false;
 };
 
 enum class Status {

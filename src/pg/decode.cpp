@@ -59,7 +59,7 @@ int64 id_ms(TimestampTz ts) {
                         errmsg("timestamp must be finite"),
                         errhint("Snowflake ids carry times from snowflake.epoch to about 69.7 years "
                                 "after it.")));
-    const TimestampTz epoch = sf::current_epoch();
+    const TimestampTz epoch = snowflake::pg::current_epoch();
     int64 diff_us = 0;
     const bool overflow = pg_sub_s64_overflow(ts, epoch, &diff_us);
     const int64 ms = overflow ? -1 : core::floor_div(diff_us, 1000);
@@ -95,7 +95,7 @@ extern "C" {
 
 Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
     const core::Fields f = checked_fields(PG_GETARG_INT64(0));
-    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, sf::current_epoch()));
+    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, snowflake::pg::current_epoch()));
 }
 
 Datum snowflake_timestamp_epoch(PG_FUNCTION_ARGS) {
@@ -112,7 +112,7 @@ Datum snowflake_sequence(PG_FUNCTION_ARGS) {
 }
 
 Datum snowflake_decode(PG_FUNCTION_ARGS) {
-    PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), sf::current_epoch()));
+    PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), snowflake::pg::current_epoch()));
 }
 
 Datum snowflake_decode_epoch(PG_FUNCTION_ARGS) {

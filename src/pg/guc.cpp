@@ -7,7 +7,6 @@
 // checked again and a bad one stops the server with a FATAL.
 
 #include <cstdlib>
-#include <ctime>
 
 #include "../core/epoch.hpp"
 #include "snowflake.hpp"
@@ -16,7 +15,7 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-namespace sf {
+namespace snowflake::pg {
 
 int worker_id = -1;
 int clock_tolerance_ms = 5;
@@ -31,39 +30,24 @@ char* epoch_text = nullptr;
 TimestampTz epoch_value = 0;  // set by the assign hook
 
 // Parses and checks an epoch text: a timestamp with an explicit UTC offset
-// (core/epoch.hpp), within the range of timestamp with time zone and, when
-// check_clock is set, not later than now and leaving at least a year of the
-// 41-bit range. Never raises an error (this runs in GUC check hooks).
-// Returns nullptr on success, else the reason as a sentence.
-const char* validate_epoch(const char* text, bool check_clock, TimestampTz* out) {
+// (core/epoch.hpp), within the range of timestamp with time zone. The clock
+// is not consulted: a clock that is wrong at boot must not keep the server
+// from starting (warn_if_clock_outside_epoch()). Never raises an error (this
+// runs in GUC check hooks, in every process at every reload). Returns
+// nullptr on success, else the reason as a sentence.
+const char* validate_epoch(const char* text, TimestampTz* out) {
     int64_t unix_us = 0;
     const snowflake::core::EpochParse parsed = snowflake::core::parse_epoch(text, &unix_us);
     if (parsed != snowflake::core::EpochParse::Ok) return snowflake::core::epoch_parse_text(parsed);
     // Years 1 to 9999 lie well inside timestamp with time zone.
-    const TimestampTz ts = unix_us - kPgEpochUnixUs;
-    if (check_clock) {
-        const int64_t epoch_ms = snowflake::core::floor_div(unix_us, 1000);
-        const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
-        switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
-            case snowflake::core::EpochCheck::InFuture:
-                return "The epoch is later than the current time.";
-            case snowflake::core::EpochCheck::TooLittleRange:
-                return "The epoch leaves less than a year of the 41-bit millisecond range (about 69.7 years).";
-            case snowflake::core::EpochCheck::Ok:
-                break;
-        }
-    }
-    *out = ts;
+    *out = unix_us - kPgEpochUnixUs;
     return nullptr;
 }
 
-bool check_epoch_hook(char** newval, void** extra, GucSource source) {
-    TimestampTz ts;
+bool check_epoch_hook(char** newval, void** extra, GucSource) {
+    TimestampTz ts = 0;
     if (*newval == nullptr) return false;
-    // The built-in default is a fixed, valid text: checking it against the
-    // clock would only keep a server whose clock is wrong at boot from
-    // starting at all (issuing ids refuses such a clock anyway, SF002).
-    if (const char* why = validate_epoch(*newval, source != PGC_S_DEFAULT, &ts)) {
+    if (const char* why = validate_epoch(*newval, &ts)) {
         GUC_check_errdetail("%s", why);
         GUC_check_errhint("Give a past timestamp with an explicit UTC offset, such as '%s'.", kDefaultEpoch);
         return false;
@@ -104,8 +88,8 @@ void define_settings() {
                             nullptr, nullptr, nullptr);
     DefineCustomStringVariable("snowflake.epoch",
                                "Start of the 41-bit millisecond range of Snowflake ids.",
-                               "An ISO 8601 timestamp with an explicit UTC offset, no later "
-                               "than now, that leaves at least a year of the range.",
+                               "An ISO 8601 timestamp with an explicit UTC offset; the clock "
+                               "must lie in the 41-bit range that starts there.",
                                &epoch_text, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch_hook,
                                assign_epoch_hook, nullptr);
     DefineCustomIntVariable("snowflake.clock_tolerance_ms",
@@ -160,8 +144,8 @@ TimestampTz current_epoch() {
     if (GetConfigOption("snowflake.epoch", true, false) != nullptr)
         raw = GetConfigOptionResetString("snowflake.epoch");
     if (raw == nullptr || raw[0] == '\0') raw = kDefaultEpoch;
-    TimestampTz ts;
-    if (const char* why = validate_epoch(raw, false, &ts)) {
+    TimestampTz ts = 0;
+    if (const char* why = validate_epoch(raw, &ts)) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
                         errdetail("%s", why),
@@ -170,19 +154,29 @@ TimestampTz current_epoch() {
     return ts;
 }
 
-int64_t unix_now_us() {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+void warn_if_clock_outside_epoch() {
+    const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
+    const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
+    const char* why = nullptr;
+    switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
+        case snowflake::core::EpochCheck::InFuture:
+            why = "The clock reads a time before snowflake.epoch.";
+            break;
+        case snowflake::core::EpochCheck::TooLittleRange:
+            why = "Less than a year of the 41-bit millisecond range (about 69.7 years) that starts "
+                  "at snowflake.epoch is left, or the clock is past its end.";
+            break;
+        case snowflake::core::EpochCheck::Ok:
+            return;
+    }
+    char* clock_text = pstrdup(timestamptz_to_str(GetCurrentTimestamp()));
+    ereport(WARNING,
+            (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
+             errmsg("system clock %s does not fit snowflake.epoch %s", clock_text,
+                    timestamptz_to_str(epoch_value)),
+             errdetail("%s snowflake_nextval() refuses ids (SQLSTATE SF002) while this lasts.", why),
+             errhint("Check the system clock and its time synchronisation, or choose a "
+                     "snowflake.epoch that covers the clock.")));
 }
 
-void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    // Seconds and nanoseconds kept apart: a nanosecond count would overflow
-    // 64 bits after the year 2262.
-    *ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-    *sub_ms_ns = ts.tv_nsec % 1000000;
-}
-
-}  // namespace sf
+}  // namespace snowflake::pg

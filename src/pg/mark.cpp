@@ -1,24 +1,21 @@
-// The high-water mark: persisted so that a restarted or crashed server never
-// issues an id at or below one it may have issued before.
+// The high-water mark file: persisted so that a restarted or crashed server
+// never issues an id at or below one it may have issued before.
 //
 // - At server start the postmaster reads $PGDATA/snowflake.mark and starts
 //   the generator as if every millisecond up to the mark were used up.
 //   Missing: normal on first start. Unreadable or corrupt: ids are refused.
-// - While ids are issued, the mark is kept ahead of the clock: a reservation
-//   of kReserveWindowMs is written durably before any id in it is issued,
-//   renewed by a background worker when half of it is left, so the id path
-//   itself does no I/O in steady state. When no reservation covers the
-//   clock (idle server, first id after start), the backend that needs one
-//   writes it itself.
+// - While the server runs, the mark worker (worker.cpp) keeps a reservation
+//   ahead of the clock and is the only process that writes the file; ids are
+//   issued only inside the reservation on disk.
 // - At a clean shutdown the postmaster writes the exact last millisecond, so
-//   a clean restart does not wait. After a crash, ids resume once the clock
-//   passes the last reservation: at most kReserveWindowMs after the crash
-//   with a correct clock.
+//   a clean restart does not wait. After a crash, ids wait until the clock
+//   passes the last reservation: at most its window (recorded in the file)
+//   after the crash with a correct clock.
 // - Writes are atomic and durable: temp file, fsync, rename, fsync of the
 //   data directory. The file carries a CRC-32C.
-// Nothing here raises an error while a lock is held: file operations report
-// errno to the caller, which releases its locks before reporting.
+// Nothing here raises an error: file operations report errno to the caller.
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,38 +26,17 @@
 #include "snowflake.hpp"
 
 extern "C" {
-#include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "storage/ipc.h"
-#include "storage/latch.h"
 #include "common/file_perm.h"
 #include "storage/fd.h"
-
-PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
+#include "storage/ipc.h"
 }
 
 namespace core = snowflake::core;
 
-namespace sf {
+namespace snowflake::pg {
 namespace {
 
 constexpr const char* kMarkTempFile = "snowflake.mark.tmp";
-
-int write_mark_files(const uint8_t* buf, const char** step);
-
-// Writes the mark durably. Returns 0 or an errno, *step naming the step.
-int write_mark(const core::Mark& mark, const char** step) {
-    uint8_t buf[core::kMarkSize];
-    core::encode_mark(mark, buf);
-
-    // Two short-lived descriptors outside fd.c's pool: account for them.
-    *step = "reserve a file descriptor for";
-    if (!AcquireExternalFD()) return EMFILE;
-    const int err = write_mark_files(buf, step);
-    ReleaseExternalFD();
-    return err;
-}
 
 int write_mark_files(const uint8_t* buf, const char** step) {
     *step = "open";
@@ -107,8 +83,15 @@ void mark_shutdown(int code, Datum) {
     if (code != 0 || shared == nullptr || shared->mark_status == kMarkCorrupt) return;
     core::Mark mark;
     mark.ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
-    mark.clean = true;
     if (mark.ms < 0) return;  // nothing issued and no mark: nothing to keep
+    if (mark.ms == shared->loaded.ms) {
+        // Nothing issued since start: the mark loaded at start is still what
+        // is known, of the same kind (after a crash, a reservation whose ids
+        // the next start must wait out, not an exact last millisecond).
+        mark = shared->loaded;
+    } else {
+        mark.clean = true;
+    }
     const char* step = "";
     if (int err = write_mark(mark, &step)) {
         errno = err;
@@ -119,39 +102,24 @@ void mark_shutdown(int code, Datum) {
     }
 }
 
-// Renews the reservation while ids are being issued in it.
-void renew_if_active() {
-    if (worker_id < 0 || shared->mark_status == kMarkCorrupt) return;
-    const int64_t now = now_ms(epoch_unix_us());
-    const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
-    const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
-    if (now < 0 || now > core::kMaxMs) return;
-    // Active: ids were issued since start, recently by the clock, inside the
-    // current reservation. Judging by the clock keeps a clock that jumps
-    // ahead for a moment, with no id issued at the jumped time, from moving
-    // the durable mark there: after a crash, ids would be refused until then.
-    // A backend that does issue at a jumped time writes its own reservation.
-    const bool active = last > shared->slow.floor_ms && now - last <= kReserveWindowMs &&
-                        last > reserved - kReserveWindowMs;
-    if (!active || reserved - now >= kReserveWindowMs / 2) return;
-    const char* step = "";
-    if (int err = reserve_until(now + kReserveWindowMs / 2, now + kReserveWindowMs, &step)) {
-        errno = err;
-        ereport(LOG, (errcode_for_file_access(),
-                      errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m", kMarkFile,
-                             step),
-                      errdetail("Backends write the mark themselves when the reservation runs out.")));
-    }
-}
-
 }  // namespace
+
+int write_mark(const core::Mark& mark, const char** step) {
+    uint8_t buf[core::kMarkSize];
+    core::encode_mark(mark, buf);
+
+    // Two short-lived descriptors outside fd.c's pool: account for them.
+    *step = "reserve a file descriptor for";
+    if (!AcquireExternalFD()) return EMFILE;
+    const int err = write_mark_files(buf, step);
+    ReleaseExternalFD();
+    return err;
+}
 
 void load_mark(SharedState* s) {
     s->mark_status = kMarkNone;
     s->mark_problem[0] = '\0';
-    int64_t floor = -1;
-
-    bool clean = false;
+    s->loaded = core::Mark{};
     char sentence[sizeof(s->mark_problem)];
     int fd = open(kMarkFile, O_RDONLY | PG_BINARY);
     if (fd < 0) {
@@ -178,8 +146,7 @@ void load_mark(SharedState* s) {
                 set_problem(s, 0, sentence);
             } else {
                 s->mark_status = kMarkOk;
-                floor = mark.ms;
-                clean = mark.clean;
+                s->loaded = mark;
             }
         }
     }
@@ -190,70 +157,17 @@ void load_mark(SharedState* s) {
                       errhint("snowflake_nextval() refuses ids until it is repaired; see the "
                               "operations guide.")));
 
-    pg_atomic_write_u64(&s->position, core::pack_position(floor, core::kMaxSequence));
-    // After a crash the mark is the last reservation, up to a window ahead of
-    // the clock: waiting it out is expected, not a clock problem.
-    s->slow = core::state_after(floor, clean ? 0 : kReserveWindowMs);
-    s->slow.reserved_until_ms = floor;
-    pg_atomic_write_u64(&s->reserved_until_ms, static_cast<uint64>(floor));
+    // After a crash the mark is the last reservation, up to its window ahead
+    // of the clock: waiting it out is expected, not a clock problem.
+    const core::Mark& m = s->loaded;
+    const core::GeneratorState start =
+        core::state_after(m.ms, m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs));
+    pg_atomic_write_u64(&s->position, core::pack_position(start.last_ms, start.sequence));
+    s->floor_ms = start.floor_ms;
+    s->floor_grace_ms = start.floor_grace_ms;
+    pg_atomic_write_u64(&s->reserved_until_ms, static_cast<uint64>(m.ms));
 }
 
 void register_mark_shutdown() { on_shmem_exit(mark_shutdown, 0); }
 
-int reserve_until(int64_t needed_ms, int64_t new_until_ms, const char** step) {
-    int err = 0;
-    if (new_until_ms > core::kMaxMs) new_until_ms = core::kMaxMs;
-    LWLockAcquire(shared->mark_lock, LW_EXCLUSIVE);
-    if (static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms)) < needed_ms) {
-        core::Mark mark;
-        mark.ms = new_until_ms;
-        err = write_mark(mark, step);
-        if (err == 0) {
-            // On disk first, then published.
-            LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-            core::extend_reservation(shared->slow, new_until_ms);
-            pg_atomic_write_u64(&shared->reserved_until_ms,
-                                static_cast<uint64>(shared->slow.reserved_until_ms));
-            LWLockRelease(shared->lock);
-        }
-    }
-    LWLockRelease(shared->mark_lock);
-    return err;
-}
-
-void register_mark_worker() {
-    BackgroundWorker worker;
-    std::memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-    worker.bgw_restart_time = 1;
-    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_mark_worker_main");
-    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake high-water mark");
-    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake high-water mark");
-    RegisterBackgroundWorker(&worker);
-}
-
-}  // namespace sf
-
-extern "C" void snowflake_mark_worker_main(Datum) {
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
-
-    while (!ShutdownRequestPending) {
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sf::kRenewTickMs,
-                        PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-        }
-        sf::renew_if_active();
-    }
-    // Exit code 1: the postmaster starts the worker again after
-    // bgw_restart_time, unless the server is shutting down. (Code 0 would
-    // unregister it for good, and backends would write every reservation.)
-    proc_exit(1);
-}
+}  // namespace snowflake::pg

@@ -12,9 +12,10 @@ void _PG_init(void) {
     // generator refuses to run, everything that needs no shared state works.
     if (!process_shared_preload_libraries_in_progress) return;
 
-    sf::preloaded = true;
-    sf::define_settings();
-    sf::install_shmem_hooks();
-    sf::register_mark_worker();
+    snowflake::pg::preloaded = true;
+    snowflake::pg::define_settings();
+    snowflake::pg::warn_if_clock_outside_epoch();
+    snowflake::pg::install_shmem_hooks();
+    snowflake::pg::register_mark_worker();
 }
 }

@@ -1,41 +1,41 @@
-// snowflake_nextval(), snowflake_nextval_batch(), snowflake_stats().
+// snowflake_nextval(), snowflake_nextval_batch(), snowflake_advance_floor().
 //
 // Every function here keeps only plain data in scope: an ereport() may jump
 // out of any of them at any point after the lock is released.
+//
+// Every wait on the id path sleeps in slices of at most kSliceMs and decides
+// again after each one, with the clock read anew: cancel, terminate and
+// statement_timeout end it within a slice, and a clock that steps back
+// further while a call waits is an error at once, not a longer wait.
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "snowflake.hpp"
 
 extern "C" {
-#include "access/htup_details.h"
 #include "access/xlog.h"
 #include "pgstat.h"
-#include "storage/latch.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
-PG_FUNCTION_INFO_V1(snowflake_stats);
-PG_FUNCTION_INFO_V1(snowflake_stats_reset);
+PG_FUNCTION_INFO_V1(snowflake_advance_floor);
 }
 
 namespace core = snowflake::core;
 
-namespace sf {
+namespace snowflake::pg {
 namespace {
 
 constexpr int32 kMaxBatch = 1000000;
-
-void require_shared() {
-    if (!preloaded || shared == nullptr)
-        ereport(ERROR,
-                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("snowflake must be loaded via shared_preload_libraries"),
-                 errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart "
-                         "the server.")));
-}
+constexpr int64_t kSliceMs = 5;
+// How long a backend waits for a reservation while no mark worker runs (the
+// postmaster restarts it within a second) before it reports that.
+constexpr int64_t kNoWorkerGraceUs = 5 * 1000 * 1000;
+// snowflake_advance_floor() refuses ids further ahead of the clock.
+constexpr int64_t kAdvanceAheadLimitMs = 3600 * 1000;
 
 void require_generator() {
     require_shared();
@@ -64,20 +64,79 @@ void require_generator() {
     }
 }
 
-// Sleeps, then spins, until the clock reaches the start of millisecond
-// target_ms (relative to the epoch). Interruptible.
-void wait_until(int64_t target_ms, int64_t epoch_us) {
+// Waits for the clock to reach the start of millisecond target_ms, for at
+// most one slice: returns early when the clock steps back, so that the
+// caller decides again. Interruptible; spins for the last two milliseconds.
+void wait_slice(int64_t target_ms, int64_t epoch_us) {
     const int64_t target_us = target_ms * 1000;
+    const int64_t start_us = unix_now_us() - epoch_us;
+    const int64_t slice_end = monotonic_us() + kSliceMs * 1000;
     for (;;) {
-        const int64_t remaining_us = target_us - (unix_now_us() - epoch_us);
-        if (remaining_us <= 0) return;
+        CHECK_FOR_INTERRUPTS();
+        const int64_t now_us = unix_now_us() - epoch_us;
+        if (now_us >= target_us || now_us < start_us - 1000 || monotonic_us() >= slice_end) return;
+        const int64_t remaining_us = target_us - now_us;
         if (remaining_us > 2000) {
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                            static_cast<long>((remaining_us - 1000) / 1000), PG_WAIT_EXTENSION);
+            const long sleep_ms = static_cast<long>(std::min<int64_t>((remaining_us - 1000) / 1000, kSliceMs));
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                            PG_WAIT_EXTENSION);
             ResetLatch(MyLatch);
         }
-        CHECK_FOR_INTERRUPTS();
     }
+}
+
+// A call's wait for a reservation, across the slices it takes.
+struct ReservationWait {
+    bool asked = false;
+    int64_t since_us = 0;     // monotonic, when the call first asked
+    uint64_t attempts = 0;    // the worker's write attempts when it asked
+};
+
+// Asks the mark worker for a reservation covering needed_ms and sleeps on
+// its condition variable for at most one slice. Raises the error of a write
+// the worker attempted after the call asked, or the absence of a worker.
+void await_reservation(int64_t needed_ms, ReservationWait* w) {
+    raise_demand(needed_ms);
+    ConditionVariablePrepareToSleep(&shared->reservation_cv);
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const WriteReport report = shared->report;
+    Latch* latch = shared->worker_latch;
+    LWLockRelease(shared->lock);
+    if (!w->asked) {
+        w->asked = true;
+        w->since_us = monotonic_us();
+        w->attempts = report.attempts;
+        pg_atomic_fetch_add_u64(&shared->stats.reservation_waits, 1);
+    }
+    if (latch != nullptr) SetLatch(latch);
+
+    if (static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms)) >= needed_ms) {
+        ConditionVariableCancelSleep();
+        return;
+    }
+    if (report.attempts > w->attempts && report.err != 0) {
+        ConditionVariableCancelSleep();
+        errno = report.err;
+        ereport(ERROR,
+                (errcode_for_file_access(),
+                 errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m", kMarkFile,
+                        report.step),
+                 errdetail("No id is issued beyond the mark on disk, so that none is issued twice "
+                           "after a crash."),
+                 errhint("Check the data directory's file system; ids resume as soon as the mark "
+                         "can be written.")));
+    }
+    if (latch == nullptr && monotonic_us() - w->since_us > kNoWorkerGraceUs) {
+        ConditionVariableCancelSleep();
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake high-water mark worker is not running"),
+                 errdetail("Ids past the current reservation need the worker to write the mark."),
+                 errhint("Check the server log for why the worker exited; the server starts it "
+                         "again within a second.")));
+    }
+    (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
+    ConditionVariableCancelSleep();
 }
 
 void report_clock(const core::Next& r, int64_t now_ms) {
@@ -88,8 +147,9 @@ void report_clock(const core::Next& r, int64_t now_ms) {
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
-                 r.at_floor ? errdetail("Before this start the server may have issued ids up to %s, "
-                                      "its high-water mark; snowflake.clock_tolerance_ms is %d.",
+                 r.at_floor ? errdetail("The high-water mark (of the previous run, or raised by "
+                                      "snowflake_advance_floor()) reaches %s; "
+                                      "snowflake.clock_tolerance_ms is %d.",
                                       last_text, clock_tolerance_ms)
                           : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
                                       last_text, clock_tolerance_ms),
@@ -117,16 +177,19 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
         uint64 cur = pg_atomic_read_u64(&shared->position);
         pg_read_barrier();  // the position is read before the clock
         const int64_t now = now_ms(epoch_us);
-        core::GeneratorState g = shared->slow;
+        core::GeneratorState g;
         g.last_ms = core::packed_ms(cur);
         g.sequence = core::packed_sequence(cur);
         g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+        g.floor_ms = shared->floor_ms;
+        g.floor_grace_ms = shared->floor_grace_ms;
+        g.counters = shared->stats.generator;
         r = core::next_ids(g, now, config, max_count);
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
                                             core::pack_position(g.last_ms, g.sequence)))
             continue;  // a fast-path swap came in between: decide again
-        shared->slow.counters = g.counters;
+        shared->stats.generator = g.counters;
         *now_out = now;
         break;
     }
@@ -137,7 +200,7 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
-    const core::Config config{worker_id, clock_tolerance_ms};
+    core::Config config{worker_id, clock_tolerance_ms};
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
@@ -160,6 +223,7 @@ core::Next issue(int32_t max_count) {
         }
     }
 
+    ReservationWait reservation;
     for (;;) {
         int64_t now = 0;
         const core::Next r = slow_step(config, epoch_us, max_count, &now);
@@ -170,31 +234,21 @@ core::Next issue(int32_t max_count) {
             case core::Status::WaitNextMs:
             case core::Status::WaitClock:
             case core::Status::WaitFloor:
-                wait_until(r.wait_until_ms, epoch_us);
+                wait_slice(r.wait_until_ms, epoch_us);
                 break;
             case core::Status::ClockBehind:
             case core::Status::BeforeEpoch:
             case core::Status::EndOfTime:
                 report_clock(r, now);
                 break;
-            case core::Status::NeedReservation: {
-                // No reservation covers the clock (idle server, or the
-                // background worker fell behind): write one now.
-                pg_atomic_fetch_add_u64(&shared->reservation_waits, 1);
-                const char* step = "";
-                if (int err = reserve_until(now, now + kReserveWindowMs, &step)) {
-                    errno = err;
-                    ereport(ERROR,
-                            (errcode_for_file_access(),
-                             errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m",
-                                    kMarkFile, step),
-                             errhint("Ids are refused until the mark can be written, so that none "
-                                     "is issued twice after a crash. Check the data directory's "
-                                     "file system.")));
-                }
+            case core::Status::NeedReservation:
+                // No reservation covers the clock (the first id after start,
+                // or the clock moved past it): the worker writes one.
+                await_reservation(now, &reservation);
                 break;
-            }
         }
+        config.repeat = true;
+        CHECK_FOR_INTERRUPTS();
     }
 }
 
@@ -205,37 +259,38 @@ struct BatchState {
 };
 
 }  // namespace
-}  // namespace sf
+}  // namespace snowflake::pg
 
 extern "C" {
 
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
-    const core::Next r = sf::issue(1);
+    const core::Next r = snowflake::pg::issue(1);
     PG_RETURN_INT64(r.first_id);
 }
 
 Datum snowflake_nextval_batch(PG_FUNCTION_ARGS) {
+    namespace sp = snowflake::pg;
     FuncCallContext* funcctx;
     if (SRF_IS_FIRSTCALL()) {
         const int32 count = PG_GETARG_INT32(0);
-        if (count < 1 || count > sf::kMaxBatch)
+        if (count < 1 || count > sp::kMaxBatch)
             ereport(ERROR,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                      errmsg("batch size %d is out of range", count),
-                     errhint("Ask for 1 to %d ids per call.", sf::kMaxBatch)));
-        sf::require_generator();
+                     errhint("Ask for 1 to %d ids per call.", sp::kMaxBatch)));
+        sp::require_generator();
         funcctx = SRF_FIRSTCALL_INIT();
-        auto* st = static_cast<sf::BatchState*>(
-            MemoryContextAllocZero(funcctx->multi_call_memory_ctx, sizeof(sf::BatchState)));
+        auto* st = static_cast<sp::BatchState*>(
+            MemoryContextAllocZero(funcctx->multi_call_memory_ctx, sizeof(sp::BatchState)));
         st->remaining = count;
         funcctx->user_fctx = st;
     }
     funcctx = SRF_PERCALL_SETUP();
-    auto* st = static_cast<sf::BatchState*>(funcctx->user_fctx);
+    auto* st = static_cast<sp::BatchState*>(funcctx->user_fctx);
     if (st->remaining == 0) SRF_RETURN_DONE(funcctx);
     if (st->chunk_left == 0) {
         // One lock round trip for up to a whole millisecond of ids.
-        const core::Next r = sf::issue(std::min<int32_t>(st->remaining, core::kIdsPerMs));
+        const core::Next r = sp::issue(std::min<int32_t>(st->remaining, core::kIdsPerMs));
         st->next_id = r.first_id;
         st->chunk_left = r.count;
     }
@@ -247,61 +302,52 @@ Datum snowflake_nextval_batch(PG_FUNCTION_ARGS) {
     SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 }
 
-Datum snowflake_stats(PG_FUNCTION_ARGS) {
-    sf::require_shared();
-    TupleDesc tupdesc;
-    if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "return type must be a row type");
+// snowflake_advance_floor(after_id): every later id of this node is greater
+// than after_id, across restarts and crashes. For what PostgreSQL does not
+// carry: a restore, pg_upgrade, pg_rewind, a promotion (docs/operations.md).
+Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
+    namespace sp = snowflake::pg;
+    const int64 after_id = PG_GETARG_INT64(0);
+    sp::require_generator();
+    if (!core::valid_id(after_id))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("snowflake id %lld is negative", static_cast<long long>(after_id)),
+                        errhint("Snowflake ids are positive bigints; bit 63 is always zero.")));
+    const int64_t epoch_us = sp::epoch_unix_us();
+    const int64_t target = core::decompose(after_id).ms;
+    const int64_t now = sp::now_ms(epoch_us);
+    if (target - now > sp::kAdvanceAheadLimitMs) {
+        char* id_time = pstrdup(timestamptz_to_str(sp::ms_to_timestamptz(target)));
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("snowflake id %lld is more than an hour ahead of the clock",
+                        static_cast<long long>(after_id)),
+                 errdetail("The id's time is %s; the clock reads %s.", id_time,
+                           timestamptz_to_str(sp::ms_to_timestamptz(now))),
+                 errhint("Check the id (a typo?) and the epoch it was made with. An id up to an "
+                         "hour ahead is accepted; ids then wait for the clock to pass it.")));
+    }
 
-    LWLockAcquire(sf::shared->lock, LW_SHARED);
-    const core::Counters counters = sf::shared->slow.counters;
-    const uint64 ids_issued = sf::ids_issued_locked();
-    const TimestampTz since = sf::shared->stats_since;
-    const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sf::shared->reserved_until_ms));
-    LWLockRelease(sf::shared->lock);
-    const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sf::shared->position));
+    // In memory first, so that no id at or below after_id is issued from now
+    // on: the position moves to "the id's millisecond used up".
+    LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
+    const uint64 floor_pos = core::pack_position(target, core::kMaxSequence);
+    uint64 cur = pg_atomic_read_u64(&sp::shared->position);
+    while (cur < floor_pos) {
+        if (pg_atomic_compare_exchange_u64(&sp::shared->position, &cur, floor_pos)) {
+            sp::shared->floor_ms = target;
+            sp::shared->floor_grace_ms = 0;
+            break;
+        }
+    }
+    LWLockRelease(sp::shared->lock);
 
-    Datum values[13];
-    bool nulls[13] = {false};
-    int i = 0;
-    if (sf::worker_id >= 0)
-        values[i++] = Int32GetDatum(sf::worker_id);
-    else
-        nulls[i++] = true;
-    values[i++] = TimestampTzGetDatum(sf::current_epoch());
-    values[i++] = Int64GetDatum(static_cast<int64>(ids_issued));
-    if (last_ms >= 0)
-        values[i++] = TimestampTzGetDatum(sf::ms_to_timestamptz(last_ms));
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.overflow_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_events));
-    values[i++] = Int64GetDatum(counters.clock_backwards_max_ms);
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_errors));
-    values[i++] = TimestampTzGetDatum(since);
-    if (reserved >= 0)
-        values[i++] = TimestampTzGetDatum(sf::ms_to_timestamptz(reserved));
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.reservations));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&sf::shared->reservation_waits)));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.startup_waits));
-    if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
-
-    HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
-    PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
-}
-
-Datum snowflake_stats_reset(PG_FUNCTION_ARGS) {
-    sf::require_shared();
-    const TimestampTz now = GetCurrentTimestamp();
-    LWLockAcquire(sf::shared->lock, LW_EXCLUSIVE);
-    sf::shared->slow.counters = core::Counters{};
-    pg_atomic_write_u64(&sf::shared->reservation_waits, 0);
-    sf::shared->ids_baseline = 0;
-    sf::shared->ids_baseline = sf::ids_issued_locked();
-    sf::shared->stats_since = now;
-    LWLockRelease(sf::shared->lock);
+    // Then on disk: the worker writes a reservation covering it.
+    sp::ReservationWait wait;
+    while (static_cast<int64_t>(pg_atomic_read_u64(&sp::shared->reserved_until_ms)) < target) {
+        sp::await_reservation(target, &wait);
+        CHECK_FOR_INTERRUPTS();
+    }
     PG_RETURN_VOID();
 }
 }

@@ -1,6 +1,7 @@
 // Shared generator state.
 //
-// Locking protocol.
+// Locking protocol. There is one LWLock, `lock`; nothing else is ever held
+// with it, so there is no lock order to keep.
 // - `position` (the last issued millisecond and sequence, packed) is only
 //   ever advanced by compare-and-swap, so every id belongs to exactly one
 //   successful swap and ids strictly increase.
@@ -9,15 +10,20 @@
 //   and swaps without any lock. Reading the position before the clock
 //   matters: a clock read after the position was published is never earlier
 //   than the clock read of whoever published it, so "behind" is a real step.
-// - Everything else (waits, clock steps, errors, batches, reservations,
-//   statistics resets) takes `lock` exclusively, so slow paths run one at a
-//   time; under it the same read-position, read-clock, swap sequence runs
-//   the core state machine and retries if a fast-path swap came between.
-// - The lock is never held across anything that can raise an error or
-//   sleep: the caller releases it and then waits or reports.
-// - `mark_lock` serialises writes of the high-water mark file (mark.cpp). A
-//   reservation is written to disk first and only then published, under
-//   `lock`, in `reserved_until_ms`; nothing issues an id past it.
+// - Everything else (waits, clock steps, errors, batches, statistics resets,
+//   publishing a reservation, snowflake_advance_floor) takes `lock`
+//   exclusively, briefly: under it the same read-position, read-clock, swap
+//   sequence runs the core state machine and retries if a fast-path swap came
+//   between. `lock` protects the fields marked "lock" in snowflake.hpp.
+// - `lock` is never held across I/O, a sleep or anything that can raise an
+//   error: the caller copies what it needs, releases it, then waits or
+//   reports.
+// - Only the mark worker (worker.cpp) writes the mark file while the server
+//   runs: it writes a reservation to disk first and only then publishes it
+//   in `reserved_until_ms` under `lock`; nothing issues an id past it.
+//   Backends never do file I/O on the id path: one that needs a reservation
+//   raises `demand_ms_plus1`, sets the worker's latch and sleeps on
+//   `reservation_cv` in short, interruptible slices.
 // - Each backend counts its ids in its own cache line; readers sum them.
 
 #include <cstddef>
@@ -30,7 +36,7 @@ extern "C" {
 #include "storage/shmem.h"
 }
 
-namespace sf {
+namespace snowflake::pg {
 
 SharedState* shared = nullptr;
 
@@ -49,7 +55,7 @@ Size shared_size(int slots) {
 
 void request_shmem() {
     RequestAddinShmemSpace(shared_size(sf_backend_slots()));
-    RequestNamedLWLockTranche(kTranche, 2);
+    RequestNamedLWLockTranche(kTranche, 1);
 }
 
 #if SF_HAVE_SHMEM_REQUEST_HOOK
@@ -69,15 +75,13 @@ void shmem_startup() {
     if (!found) {
         std::memset(static_cast<void*>(shared), 0, shared_size(slots));
         shared->lock = &GetNamedLWLockTranche(kTranche)[0].lock;
-        pg_atomic_init_u64(&shared->position, snowflake::core::pack_position(-1, snowflake::core::kMaxSequence));
+        pg_atomic_init_u64(&shared->position,
+                           snowflake::core::pack_position(-1, snowflake::core::kMaxSequence));
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
-        shared->slow = snowflake::core::state_after(-1);
-        shared->stats_since = GetCurrentTimestamp();
-        pg_atomic_init_u64(&shared->ids_unslotted, 0);
-        shared->counter_slots = slots;
-        for (int i = 0; i < slots; i++) pg_atomic_init_u64(&shared->counters[i].ids, 0);
-        shared->mark_lock = &GetNamedLWLockTranche(kTranche)[1].lock;
-        pg_atomic_init_u64(&shared->reservation_waits, 0);
+        pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
+        ConditionVariableInit(&shared->reservation_cv);
+        shared->worker_latch = nullptr;
+        init_stats(shared, slots);
         // Only the postmaster creates the segment: read the mark from disk
         // and start above it.
         load_mark(shared);
@@ -88,21 +92,13 @@ void shmem_startup() {
 
 }  // namespace
 
-void count_ids(uint64_t n) {
-    const int slot = sf_my_backend_slot();
-    if (slot >= 1 && slot <= shared->counter_slots) {
-        pg_atomic_uint64* c = &shared->counters[slot - 1].ids;
-        // Only this backend writes its slot: no locked instruction needed.
-        pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
-    } else {
-        pg_atomic_fetch_add_u64(&shared->ids_unslotted, static_cast<int64>(n));
-    }
-}
-
-uint64_t ids_issued_locked() {
-    uint64_t sum = pg_atomic_read_u64(&shared->ids_unslotted);
-    for (int i = 0; i < shared->counter_slots; i++) sum += pg_atomic_read_u64(&shared->counters[i].ids);
-    return sum - shared->ids_baseline;
+void require_shared() {
+    if (!preloaded || shared == nullptr)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake must be loaded via shared_preload_libraries"),
+                 errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart "
+                         "the server.")));
 }
 
 void install_shmem_hooks() {
@@ -116,4 +112,4 @@ void install_shmem_hooks() {
     shmem_startup_hook = shmem_startup;
 }
 
-}  // namespace sf
+}  // namespace snowflake::pg

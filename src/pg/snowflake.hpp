@@ -7,6 +7,7 @@
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
 #include "../core/mark.hpp"
+#include "../core/reservation.hpp"
 #include "../core/uuid.hpp"
 
 #include <cstdint>
@@ -23,6 +24,8 @@ extern "C" {
 #else
 #include "storage/backendid.h"
 #endif
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -38,7 +41,7 @@ extern "C" {
 #define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
 #define ERRCODE_SF_CLOCK_OUT_OF_RANGE MAKE_SQLSTATE('S', 'F', '0', '0', '2')
 
-namespace sf {
+namespace snowflake::pg {
 
 // Microseconds between 1970-01-01 and PostgreSQL's 2000-01-01 epoch.
 constexpr int64_t kPgEpochUnixUs =
@@ -49,6 +52,9 @@ extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
 extern bool preloaded;           // loaded through shared_preload_libraries
 void define_settings();
+// The postmaster, once at start: a clock outside the epoch's range is a
+// WARNING (ids are refused with SF002 while it lasts), never a failed start.
+void warn_if_clock_outside_epoch();
 // The epoch in effect, as a TimestampTz. Without preload it is the value the
 // session started with (a SET is ignored), parsed the same way, or the default.
 TimestampTz current_epoch();
@@ -58,6 +64,8 @@ inline TimestampTz ms_to_timestamptz(int64_t rel_ms) { return current_epoch() + 
 
 // Shared memory (shmem.cpp).
 void install_shmem_hooks();
+// Raises an error unless the library was preloaded and its shared memory exists.
+void require_shared();
 
 // One cache line per backend for its count of ids issued, so that the hot
 // path never writes a line another backend writes.
@@ -65,31 +73,63 @@ struct alignas(PG_CACHE_LINE_SIZE) IdCounter {
     pg_atomic_uint64 ids;  // written only by the backend owning the slot
 };
 
+// Every statistic of snowflake_stats, owned by stats.cpp, which turns it
+// into SQL. The generator's counters are counted by the core's state machine
+// under SharedState::lock; the rest are atomics counted without it, and the
+// per-backend id counters sit at the end of SharedState.
+struct Stats {
+    snowflake::core::Counters generator;  // lock
+    uint64_t ids_baseline;                // lock: sum of the id counters at the last reset
+    TimestampTz since;                    // lock
+    pg_atomic_uint64 ids_unslotted;       // ids of processes without a counter slot
+    pg_atomic_uint64 reservation_waits;   // id requests that waited for a reservation
+    pg_atomic_uint64 window_ms;           // reservation window in force
+    pg_atomic_uint64 last_write_ms;       // duration of the last mark write
+};
+
+// What the mark worker reports of its writes (lock).
+struct WriteReport {
+    uint64_t attempts;  // writes tried since start
+    int err;            // errno of the last attempt, 0 if it succeeded
+    char step[48];      // what the last attempt was doing when it failed
+};
+
 struct SharedState {
+    // --- The lock-free id path -------------------------------------------
     // Packed position (core::pack_position), advanced only by
     // compare-and-swap, by the fast path without the lock and by the slow
     // path under it.
     alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 position;
-    // Ids may be issued up to this millisecond; written under the lock.
+    // Ids may be issued up to this millisecond: the end of the durable
+    // reservation. Written under lock, after the mark is on disk.
     pg_atomic_uint64 reserved_until_ms;
 
-    alignas(PG_CACHE_LINE_SIZE) LWLock* lock;  // serialises the slow path and the fields below
-    // Counters and the floor loaded at start (set once by the postmaster);
-    // last_ms/sequence are unused (see position), reserved_until_ms mirrors
-    // the atomic above.
-    snowflake::core::GeneratorState slow;
-    uint64_t ids_baseline;                    // sum of the id counters at the last reset
-    TimestampTz stats_since;
-    pg_atomic_uint64 ids_unslotted;           // ids of processes without a counter slot
+    // --- Everything else ----------------------------------------------------
+    // Serialises the slow path and protects the fields marked "lock".
+    alignas(PG_CACHE_LINE_SIZE) LWLock* lock;
+    // The high-water mark the generator started from, raised by
+    // snowflake_advance_floor(); how far the clock may be behind it and be
+    // waited out (the loaded reservation's window after a crash).
+    int64_t floor_ms;        // lock
+    int64_t floor_grace_ms;  // lock
+    Stats stats;
 
-    // High-water mark (mark.cpp), loaded by the postmaster at start.
-    LWLock* mark_lock;            // serialises writes of the mark file
-    int mark_status;              // MarkStatus
-    int mark_errno;               // for a mark that could not be read: the OS error
-    char mark_problem[200];       // why the mark is unusable, a sentence for the error detail
-    pg_atomic_uint64 reservation_waits;  // id requests that had to write the mark themselves
+    // The mark (mark.cpp): loaded by the postmaster at start, then written
+    // only by the mark worker (worker.cpp) until the postmaster's shutdown.
+    int mark_status;               // MarkStatus; set at start
+    int mark_errno;                // for a mark that could not be read: the OS error
+    char mark_problem[200];        // why the mark is unusable, a sentence for the error detail
+    snowflake::core::Mark loaded;  // the mark read at start (ms -1: none)
+    // The latest millisecond a backend waits to have reserved, plus one (0:
+    // none); only ever raised (raise_demand()).
+    pg_atomic_uint64 demand_ms_plus1;
+    WriteReport report;            // lock
+    Latch* worker_latch;           // lock: the mark worker's, nullptr while it is not running
+    // Broadcast by the worker after every write attempt.
+    ConditionVariable reservation_cv;
+
     int counter_slots;
-    IdCounter counters[FLEXIBLE_ARRAY_MEMBER];
+    IdCounter counters[FLEXIBLE_ARRAY_MEMBER];  // Stats: ids per backend
 };
 extern SharedState* shared;
 
@@ -97,32 +137,34 @@ enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
 
 // The mark file, relative to the data directory.
 constexpr const char* kMarkFile = "snowflake.mark";
-// How far ahead of the clock a reservation reaches, and when it is renewed.
-constexpr int64_t kReserveWindowMs = 1000;
-constexpr int64_t kRenewTickMs = 100;
 
-// mark.cpp
+// mark.cpp: the file.
 void load_mark(SharedState* s);          // postmaster, at shared memory creation
 void register_mark_shutdown();           // postmaster: write the exact mark at a clean stop
-void register_mark_worker();             // _PG_init
-// Makes sure the reservation covers needed_ms, writing the mark (up to
-// new_until_ms) if it does not. Returns 0, or an errno with *step naming what
-// failed. Never raises an error.
-int reserve_until(int64_t needed_ms, int64_t new_until_ms, const char** step);
+// Writes the mark durably (temp file, fsync, rename, fsync of the directory).
+// Returns 0, or an errno with *step naming what failed. Never raises an error.
+int write_mark(const snowflake::core::Mark& mark, const char** step);
 
+// worker.cpp: the process that keeps the reservation ahead of the clock.
+void register_mark_worker();             // _PG_init
+// Asks the worker for a reservation covering ms (a backend, any lock free).
+void raise_demand(int64_t ms);
+
+// stats.cpp
 // Adds n to this backend's count of ids issued.
 void count_ids(uint64_t n);
-// Ids issued since the last reset; the caller holds the lock.
-uint64_t ids_issued_locked();
+void init_stats(SharedState* s, int slots);
 
 // Reads CLOCK_REALTIME: microseconds since 1970; or milliseconds since 1970
-// and the nanoseconds within that millisecond.
+// and the nanoseconds within that millisecond. CLOCK_MONOTONIC in
+// microseconds, for measuring waits.
 int64_t unix_now_us();
 void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
+int64_t monotonic_us();
 // The current millisecond in the id space of the epoch given in Unix
 // microseconds (epoch_unix_us()).
 inline int64_t now_ms(int64_t epoch_us) {
     return snowflake::core::floor_div(unix_now_us() - epoch_us, 1000);
 }
 
-}  // namespace sf
+}  // namespace snowflake::pg

@@ -87,7 +87,7 @@ Datum make_uuid(int64_t ticks) {
 // The next ticks of this backend's strictly ascending UUID clock.
 int64_t next_ticks() {
     int64_t ms, sub_ms_ns;
-    sf::unix_now_ms_ns(&ms, &sub_ms_ns);
+    snowflake::pg::unix_now_ms_ns(&ms, &sub_ms_ns);
     return core::ascending_ticks(uuid_clock, core::uuid_ticks_from_ms(ms, sub_ms_ns));
 }
 
@@ -95,9 +95,9 @@ int64_t next_ticks() {
 // range (which also keeps the addition from overflowing).
 bool uuid_unix_us(TimestampTz ts, int64_t* unix_us) {
     constexpr int64_t kMaxUnixUs = (core::kUuidMaxMs + 1) * 1000 - 1;
-    if (TIMESTAMP_NOT_FINITE(ts) || ts < -sf::kPgEpochUnixUs || ts > kMaxUnixUs - sf::kPgEpochUnixUs)
+    if (TIMESTAMP_NOT_FINITE(ts) || ts < -snowflake::pg::kPgEpochUnixUs || ts > kMaxUnixUs - snowflake::pg::kPgEpochUnixUs)
         return false;
-    *unix_us = ts + sf::kPgEpochUnixUs;
+    *unix_us = ts + snowflake::pg::kPgEpochUnixUs;
     return true;
 }
 
@@ -120,7 +120,7 @@ extern "C" {
 Datum snowflake_uuidv7(PG_FUNCTION_ARGS) {
     const int64_t ticks = next_ticks();
     if (!core::valid_uuid_ticks(ticks))  // a system clock before 1970 or past the 48-bit range
-        report_out_of_range(core::floor_div(ticks, 4096) * 1000 - sf::kPgEpochUnixUs);
+        report_out_of_range(core::floor_div(ticks, 4096) * 1000 - snowflake::pg::kPgEpochUnixUs);
     PG_RETURN_DATUM(make_uuid(ticks));
 }
 
@@ -128,13 +128,14 @@ Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
     Interval* shift = PG_GETARG_INTERVAL_P(0);
     const int64_t ticks = next_ticks();
 
-    // Ticks to nanoseconds, rounding up so that the way back gives the same
-    // fraction; then to a timestamp plus the nanoseconds below a microsecond.
+    // The fraction of a millisecond to nanoseconds, rounding up so that the
+    // way back gives the same fraction; then a timestamp in microseconds plus
+    // the nanoseconds below a microsecond. Milliseconds are never multiplied
+    // up to nanoseconds: that overflows 64 bits after the year 2262.
     const int64_t ms = core::floor_div(ticks, 4096);
-    const int64_t frac = ticks - ms * 4096;
-    const int64_t ns = ms * 1000000 + (frac * 1000000 + 4095) / 4096;
-    const int64_t sub_us_ns = ns % 1000;
-    const TimestampTz base = ns / 1000 - sf::kPgEpochUnixUs;
+    const int64_t frac_ns = ((ticks - ms * 4096) * 1000000 + 4095) / 4096;
+    const int64_t sub_us_ns = frac_ns % 1000;
+    const TimestampTz base = ms * 1000 + frac_ns / 1000 - snowflake::pg::kPgEpochUnixUs;
 
     // Calendar-aware, as timestamptz + interval; raises its own error when
     // the result leaves the timestamp range.
@@ -158,7 +159,7 @@ Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
 Datum snowflake_uuidv7_timestamp(PG_FUNCTION_ARGS) {
     const core::Uuid u = to_core(PG_GETARG_UUID_P(0));
     if (core::uuid_version(u) != 7 || !core::uuid_rfc_variant(u)) PG_RETURN_NULL();
-    PG_RETURN_TIMESTAMPTZ(core::uuid_ms(u) * 1000 - sf::kPgEpochUnixUs);
+    PG_RETURN_TIMESTAMPTZ(core::uuid_ms(u) * 1000 - snowflake::pg::kPgEpochUnixUs);
 }
 
 Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {

@@ -25,8 +25,21 @@
 #      ignored and the previous value kept
 #   9  a clock glitch far ahead (past the id range; +1 day) with no id issued
 #      in it, then kill -9: ids must resume within a second of the restart
+#  10  a backend killed with SIGKILL resets shared memory: ids wait out the
+#      reservation on disk, no clock error
+#  11  storage under the mark (an LD_PRELOAD shim, storage_shim.c): fsync
+#      delayed 1.2 s (ids keep flowing), 10 s (statement_timeout and cancel
+#      end a waiting call at once), failing with EIO, ENOSPC on the temp file
+#  12  the clock steps back an hour while a call waits for it: SF001 at once
+#  13  a crash, then a clean stop with no id issued: the next start still
+#      waits out the crash reservation instead of failing
+#  14  snowflake_advance_floor(): durable, above a restored id, limits
 #
-# Usage: test/fault/run.sh [case number ...]   (default: all)
+# The instances of the mark and crash cases (4-6, 9-11, 13, 14) run with
+# fsync = on, so that the durable path and its errors are exercised.
+#
+# Usage: test/fault/run.sh [case number ...]   (default: every case_N defined
+# below)
 # Needs root or the postgres user, pgbench, pg_basebackup, libfaketime.
 # KEEP_TMP=1 keeps the instances' directories (logs) after the run.
 set -uo pipefail
@@ -43,9 +56,6 @@ trap 'pg_cleanup_all; rm -rf "$SHIM_DIR"' EXIT
 trap 'exit 130' INT TERM
 umask 022
 
-WANT=" ${*:-0 1 2 3 4 5 6 7 8 9} "
-want() { [[ $WANT == *" $1 "* ]]; }
-
 if [ ! -r "$FT_LIB" ]; then
     echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
     echo "0 passed, 1 failed"
@@ -55,6 +65,11 @@ fi
 if ! ft_build_shim "$SHIM_DIR"; then
     echo "# could not compile test/fault/select_shim.c ($(head -1 "$SHIM_DIR/shim.log")):"
     echo "# the mark worker will read the real clock, not the moved one"
+fi
+STORAGE_SHIM=
+if cc -shared -fPIC -O2 -o "$SHIM_DIR/storage_shim.so" "$FAULT_DIR/storage_shim.c" -ldl 2>"$SHIM_DIR/storage_shim.log"; then
+    chmod 755 "$SHIM_DIR" "$SHIM_DIR/storage_shim.so"
+    STORAGE_SHIM=$SHIM_DIR/storage_shim.so
 fi
 
 # pgbench DIR ARGS...: pgbench as postgres against the instance.
@@ -315,6 +330,12 @@ case_3() {
     ft_set_us "$A" "$saved"
     read -r id state <<<"$(pg_val "$A" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
     is "3: ids again once the clock is back" "$state" 00000
+    # uuidv7(interval) with a clock past 2262, where nanoseconds since 1970
+    # no longer fit 64 bits.
+    ft_set_clock "$A" 10413792000               # 2300-01-01 00:00:00 UTC
+    is "3: uuidv7(interval) with the clock in 2300" \
+        "$(pg_val "$A" "SELECT uuidv7_timestamp(uuidv7('1 hour')) - '2300-01-01 01:00:00+00' BETWEEN '0' AND '10 s'")" t
+    ft_set_us "$A" "$saved"
     [[ $id =~ ^[0-9]+$ ]] && pg_val "$A" "INSERT INTO ids(id, phase) VALUES ($id, 'c3-epoch')" >/dev/null
     no_duplicates "$A" ids "3: no duplicate id"
     ordered "$A" ids "3: every id above the ones before"
@@ -326,7 +347,7 @@ B=
 start_b() {
     [ -n "$B" ] && return 0
     B=$(pg_tmpdir)
-    fault_init "$B" || { bail "instance B initialised"; return 1; }
+    fault_init "$B" "fsync = on" || { bail "instance B initialised"; return 1; }
     ft_start "$B" || { bail "instance B started under libfaketime"; return 1; }
     helpers_sql "$B" || { bail "helpers created on instance B"; return 1; }
 }
@@ -393,7 +414,17 @@ case_4() {
     read -r sw ev rw <<<"$(pg_val "$B" "SELECT startup_waits || ' ' || clock_backwards_events || ' ' || reservation_waits FROM snowflake_stats")"
     is "4: ... startup_waits = 0" "$sw" 0
     is "4: ... clock_backwards_events = 0" "$ev" 0
-    is "4: ... reservation_waits = 1 (the first id writes its reservation itself)" "$rw" 1
+    is "4: ... reservation_waits = 1 (the first id waits for the worker's reservation)" "$rw" 1
+    # A quiet server: the worker keeps a reservation ahead of the clock, so an
+    # id after a pause does not wait for the mark to be written.
+    local res0
+    res0=$(stat_val "$B" reservations)
+    sleep 2.5
+    read -r id state <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "4: an id after 2.5 s of quiet" "$state" 00000
+    pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($id, 'c4-quiet')" >/dev/null
+    is "4: ... did not wait for a reservation (reservation_waits still 1)" "$(stat_val "$B" reservation_waits)" 1
+    cmp_num "4: ... the worker renewed while the server was quiet" "$(stat_val "$B" reservations)" -gt $((res0 + 2))
     no_duplicates "$B" ids "4: no duplicate id"
     ordered "$B" ids "4: every id above the ones before"
 }
@@ -498,6 +529,8 @@ case_6() {
         is "6 ($kind): detail" "$detail" "At server start, $reason."
         is "6 ($kind): snowflake_nextval_batch() refused too" \
             "$(pg_psql "$B" -A -t -c "SELECT count(*) FROM snowflake_nextval_batch(5)" 2>&1 | grep -c 'is unusable')" 1
+        is "6 ($kind): snowflake_advance_floor() refused too" \
+            "$(pg_psql "$B" -A -t -c "SELECT snowflake_advance_floor(1)" 2>&1 | grep -c 'is unusable')" 1
         is "6 ($kind): decoders still work" "$(pg_val "$B" "SELECT snowflake_worker_id($M) || ' ' || (snowflake_timestamp($M) IS NOT NULL)")" "7 true"
         pg_stop "$B"
         check "6 ($kind): the corrupt file is left as it was at shutdown" cmp -s "$mf" "$bad"
@@ -543,6 +576,8 @@ case_7() {
     like "7: ... hint says where to issue ids" "$hint" 'primary'
     is "7: snowflake_nextval_batch() on the standby refused too" \
         "$(pg_psql "$S" -A -t -c "\\set VERBOSITY verbose" -c "SELECT count(*) FROM snowflake_nextval_batch(5)" 2>&1 | grep -c 'ERROR:  25006')" 1
+    is "7: snowflake_advance_floor() on the standby refused too" \
+        "$(pg_psql "$S" -A -t -c "\\set VERBOSITY verbose" -c "SELECT snowflake_advance_floor($X)" 2>&1 | grep -c 'ERROR:  25006')" 1
     is "7: decoders work on the standby" \
         "$(pg_val "$S" "SELECT snowflake_worker_id($X) || ' ' || snowflake_sequence($X) || ' ' || snowflake_timestamp($X)")" \
         "$(pg_val "$P" "SELECT snowflake_worker_id($X) || ' ' || snowflake_sequence($X) || ' ' || snowflake_timestamp($X)")"
@@ -569,7 +604,6 @@ case_8() {
     local bad=(
         "snowflake.worker_id = 1024|snowflake.worker_id"
         "snowflake.worker_id = -2|snowflake.worker_id"
-        "snowflake.epoch = '2999-01-01 00:00:00+00'|snowflake.epoch"
         "snowflake.epoch = 'not a timestamp'|snowflake.epoch"
         "snowflake.epoch = 'now'|snowflake.epoch"
         "snowflake.epoch = '2024-01-01 00:00:00 Foo/Bar'|snowflake.epoch"
@@ -644,6 +678,34 @@ case_8() {
     is "8: ... the server is still up and issues ids" \
         "$(pg_val "$E" "SELECT snowflake_worker_id(snowflake_nextval())" 2>&1)" 7
     pg_stop "$E"
+
+    # A clock the epoch does not fit is no bad setting: the server starts,
+    # warns once, refuses ids with SF002 while it lasts, and does not warn
+    # again in every process at a reload.
+    local v state msg label clock epoch
+    for entry in "2024-01-01 (before the epoch)|1704067200|2025-01-01 00:00:00+00" \
+                 "now (an epoch in 2999)|+0|2999-01-01 00:00:00+00"; do
+        IFS='|' read -r label clock epoch <<<"$entry"
+        fault_conf "$E" "snowflake.epoch = '$epoch'"
+        if [ "$clock" = +0 ]; then ft_set "$E" 0; else ft_set_clock "$E" "$clock"; fi
+        off=$(log_size "$E")
+        ft_start "$E" || { not_ok "8: clock $label at boot: the server starts"; continue; }
+        ok "8: clock $label at boot: the server starts"
+        is "8: ... with one WARNING naming the epoch" \
+            "$(log_since "$E" "$off" | grep -c 'WARNING:  system clock .* does not fit snowflake.epoch')" 1
+        v=$(pg_psql "$E" -A -t -F $'\x1f' -c "SELECT state, msg FROM try_nextval()")
+        IFS=$'\x1f' read -r state msg <<<"$v"
+        is "8: ... ids refused with SF002" "$state" SF002
+        off=$(log_size "$E")
+        pg_val "$E" "SELECT pg_reload_conf()" >/dev/null
+        sleep 0.5
+        pg_val "$E" "SELECT 1" >/dev/null
+        sleep 0.5
+        is "8: ... a reload warns no more" "$(log_since "$E" "$off" | grep -c 'does not fit snowflake.epoch')" 0
+        pg_stop "$E"
+    done
+    fault_conf "$E"
+    ft_set "$E" 0
 }
 
 log_has() { log_since "$1" "$2" | grep -qF "$3"; }
@@ -658,7 +720,7 @@ case_9() {
     echo "# case 9: clock glitches forward, then a crash: ids resume within a second"
     local C out saved markms idms lastms
     C=$(pg_tmpdir)
-    fault_init "$C" || { bail "9: instance initialised"; return; }
+    fault_init "$C" "fsync = on" || { bail "9: instance initialised"; return; }
     ft_start "$C" || { bail "9: started under libfaketime"; return; }
     helpers_sql "$C" || { bail "9: helpers created"; return; }
 
@@ -733,7 +795,7 @@ case_10() {
     echo "# case 10: crash restart of shared memory: ids wait out the reservation"
     local C before victim after errors i
     C=$(pg_tmpdir)
-    fault_init "$C" || { bail "10: instance initialised"; return; }
+    fault_init "$C" "fsync = on" || { bail "10: instance initialised"; return; }
     pg_start "$C" || { bail "10: started"; return; }
     helpers_sql "$C" || { bail "10: helpers created"; return; }
     before=$(pg_val "$C" "SELECT max(x) FROM (SELECT snowflake_nextval() AS x FROM generate_series(1, 20000)) s")
@@ -766,8 +828,245 @@ case_10() {
 }
 
 # -------------------------------------------------------------------------
+# -------------------------------------------------------------------------
+# 11: the storage under the mark is slow or fails. Only the mark worker
+# writes the mark; backends wait for it in interruptible slices.
+
+# storage_fault DIR WHAT...: sets the fault storage_shim.c applies.
+storage_fault() {
+    local dir=$1; shift
+    printf '%s\n' "$*" >"$dir/storage_fault.tmp"
+    mv -f "$dir/storage_fault.tmp" "$dir/storage_fault"
+}
+reservation_behind() {
+    [ "$(pg_val "$1" "SELECT high_water_mark < clock_timestamp() FROM snowflake_stats")" = t ]
+}
+ids_flow() { [ "$(pg_val "$1" "SELECT state FROM try_nextval()" 2>/dev/null)" = 00000 ]; }
+nextval_waiting() {
+    [ "$(pg_val "$1" "SELECT count(*) FROM pg_stat_activity WHERE query = '$2' AND wait_event_type = 'Extension'")" -gt 0 ]
+}
+window_is() { [ "$(stat_val "$1" reservation_window_ms)" = "$2" ]; }
+
+case_11() {
+    echo "# case 11: slow and failing storage under the mark"
+    local D out v t0 el state msg before after pid markms lastms
+    [ -n "$STORAGE_SHIM" ] || { bail "11: test/fault/storage_shim.c compiled" "$(head -3 "$SHIM_DIR/storage_shim.log")"; return; }
+    D=$(pg_tmpdir)
+    fault_init "$D" "fsync = on" || { bail "11: instance initialised"; return; }
+    storage_fault "$D" none
+    local denv=("LD_PRELOAD=$STORAGE_SHIM" "SF_STORAGE_FAULT_FILE=$D/storage_fault")
+    pg_start "$D" "${denv[@]}" || { bail "11: started with the storage shim" "$(tail -5 "$D/server.log")"; return; }
+    helpers_sql "$D" || { bail "11: helpers created"; return; }
+    pg_val "$D" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c11-start' FROM generate_series(1, 1000)" >/dev/null
+
+    # 11a: every fsync of the mark takes 1.2 s: ids slow down, never stop.
+    storage_fault "$D" fsync_delay_ms 1200
+    probe_fields "$(PG_TIMEOUT=60 run_probe "$D" step 8 c11a)"
+    is "11a: 8 s of ids while every mark fsync takes 1.2 s: no error" "$P_STATE" ""
+    cmp_num "11a: ... ids kept flowing ($P_ISSUED)" "${P_ISSUED:-0}" -gt 10000
+    is "11a: ... in order" "$P_VIOL" 0
+    cmp_num "11a: last_mark_write_ms shows the slow write" "$(stat_val "$D" last_mark_write_ms)" -ge 1200
+    cmp_num "11a: reservation_window_ms grew to twice that" "$(stat_val "$D" reservation_window_ms)" -ge 2400
+
+    # 10 s per fsync: the reservation runs out while the worker writes. A call
+    # waiting for it ends at statement_timeout, or at a cancel, at once.
+    storage_fault "$D" fsync_delay_ms 10000
+    before=$(pg_val "$D" "SELECT max(id) FROM ids")
+    if wait_for "reservation behind" 15 reservation_behind "$D"; then
+        t0=$(real_now)
+        v=$(PG_TIMEOUT=40 pg_psql "$D" -A -t -c "SET statement_timeout = '500ms'" -c "SELECT snowflake_nextval()" 2>&1)
+        el=$(elapsed_since "$t0")
+        like "11a: statement_timeout ends a call waiting for the mark" "$v" 'canceling statement due to statement timeout'
+        if fcmp "$el" '<' 1.5; then ok "11a: ... after $el s (timeout 0.5 s)"; else not_ok "11a: ... promptly" "took $el s"; fi
+        out="$D/c11_cancel.out"
+        PG_TIMEOUT=40 pg_psql "$D" -A -t -c "SELECT snowflake_nextval()" >"$out" 2>&1 &
+        pid=$!
+        if wait_for "waiting" 5 nextval_waiting "$D" "SELECT snowflake_nextval()"; then
+            t0=$(real_now)
+            pg_val "$D" "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT snowflake_nextval()' AND pid <> pg_backend_pid()" >/dev/null
+            wait "$pid"
+            el=$(elapsed_since "$t0")
+            like "11a: pg_cancel_backend() ends a call waiting for the mark" "$(cat "$out")" 'canceling statement due to user request'
+            if fcmp "$el" '<' 1; then ok "11a: ... within $el s"; else not_ok "11a: ... within a second" "took $el s"; fi
+        else
+            kill "$pid" 2>/dev/null; wait "$pid"
+            not_ok "11a: a call waits for the mark (wait event Extension)" "$(cat "$out")"
+        fi
+    else
+        not_ok "11a: the reservation runs out while a 10 s write runs" "high_water_mark $(stat_val "$D" high_water_mark)"
+    fi
+    storage_fault "$D" none
+    if wait_for "ids" 20 ids_flow "$D"; then ok "11a: ids flow again once the storage is fast"; else not_ok "11a: ids flow again once the storage is fast"; fi
+    pg_val "$D" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c11a-after' FROM generate_series(1, 100)" >/dev/null
+    after=$(pg_val "$D" "SELECT min(id) FROM ids WHERE phase = 'c11a-after'")
+    cmp_num "11a: ... above every id before the cancelled calls" "${after:-0}" -gt "$before"
+
+    wait_for "window back to 1 s" 10 window_is "$D" 1000 || not_ok "11: the window shrinks back with fast writes"
+
+    # 11b, 11c: the mark cannot be written. After a clean restart the first
+    # id needs a reservation: it gets the error at once; nothing is issued
+    # beyond the mark on disk; ids resume when the fault is gone.
+    local entry fault code text label off
+    for entry in "11b|fsync_eio|58030|(fsync): Input/output error" \
+                 "11c|write_enospc|53100|(write): No space left on device"; do
+        IFS='|' read -r label fault code text <<<"$entry"
+        pg_val "$D" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), '$label-before' FROM generate_series(1, 100)" >/dev/null
+        pg_stop "$D"
+        storage_fault "$D" "$fault"
+        off=$(log_size "$D")
+        pg_start "$D" "${denv[@]}" || { bail "$label: restarted" "$(tail -5 "$D/server.log")"; return; }
+        t0=$(real_now)
+        v=$(PG_TIMEOUT=30 pg_psql "$D" -A -t -F $'\x1f' -c "SELECT state, msg FROM try_nextval()")
+        el=$(elapsed_since "$t0")
+        IFS=$'\x1f' read -r state msg <<<"$v"
+        is "$label: $fault: snowflake_nextval() fails with SQLSTATE $code" "$state" "$code"
+        is "$label: ... message" "$msg" "could not write snowflake high-water mark file \"snowflake.mark\" $text"
+        if fcmp "$el" '<' 1; then ok "$label: ... at once ($el s)"; else not_ok "$label: ... at once" "took $el s"; fi
+        markms=$(mark_ms "$D")
+        lastms=$(pg_val "$D" "SELECT id_ms(snowflake_from_timestamp(last_timestamp)) FROM snowflake_stats")
+        cmp_num "$label: nothing issued beyond the mark on disk ($lastms <= $markms)" "$lastms" -le "$markms"
+        check "$label: the worker logs the failure" log_has "$D" "$off" "could not write snowflake high-water mark file \"snowflake.mark\" ${text%%:*}"
+        storage_fault "$D" none
+        if wait_for "ids" 5 ids_flow "$D"; then ok "$label: ids resume once the fault is gone"; else not_ok "$label: ids resume once the fault is gone"; fi
+    done
+    no_duplicates "$D" ids "11: no duplicate id"
+    ordered "$D" ids "11: every id above the ones before"
+    pg_stop "$D"
+}
+
+# -------------------------------------------------------------------------
+# 12: a call waiting for the clock re-reads it: a further step back while it
+# waits is an error at once, not a wait of the new distance.
+call_waiting() {
+    [ "$(pg_val "$1" "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$2%' AND state = 'active' AND pid <> pg_backend_pid()")" -gt 0 ]
+}
+case_12() {
+    echo "# case 12: the clock steps back while a call waits for it"
+    start_a || return
+    local out pid t1 el state msg errs0
+    fault_conf "$A" "snowflake.clock_tolerance_ms = 10000"
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    wait_for "reload" 10 test_show "$A" snowflake.clock_tolerance_ms 10s || { bail "12: tolerance 10 s"; return; }
+    pg_val "$A" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c12' FROM generate_series(1, 10)" >/dev/null
+    errs0=$(stat_val "$A" clock_backwards_errors)
+    ft_shift "$A" -5                            # the next call waits about 5 s
+    out="$A/c12.out"
+    PG_TIMEOUT=30 pg_psql "$A" -A -t -F $'\x1f' -c "SELECT state, msg, 'c12-wait' FROM try_nextval()" >"$out" 2>&1 &
+    pid=$!
+    wait_for "waiting" 5 call_waiting "$A" c12-wait || not_ok "12: a call waits for the clock"
+    sleep 0.5
+    ft_shift "$A" -3600
+    t1=$(real_now)
+    wait "$pid"
+    el=$(elapsed_since "$t1")
+    IFS=$'\x1f' read -r state msg _ <"$out"
+    is "12: the waiting call fails with SF001" "$state" SF001
+    like "12: ... naming the whole step" "$msg" '^system clock moved backwards by 36[0-9]{5} ms$'
+    if fcmp "$el" '<' 1; then ok "12: ... within $el s of the step"; else not_ok "12: ... within a second of the step" "took $el s"; fi
+    cmp_num "12: clock_backwards_errors counted" "$(stat_val "$A" clock_backwards_errors)" -gt "$errs0"
+
+    # A cancel ends a wait for the clock at once too.
+    ft_shift "$A" +3600                         # 5 s behind again
+    PG_TIMEOUT=30 pg_psql "$A" -A -t -c "SELECT 'c12-cancel', snowflake_nextval()" >"$out" 2>&1 &
+    pid=$!
+    if wait_for "waiting" 5 call_waiting "$A" c12-cancel; then
+        t1=$(real_now)
+        pg_val "$A" "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%c12-cancel%' AND pid <> pg_backend_pid()" >/dev/null
+        wait "$pid"
+        el=$(elapsed_since "$t1")
+        like "12: pg_cancel_backend() ends a wait for the clock" "$(cat "$out")" 'canceling statement due to user request'
+        if fcmp "$el" '<' 1; then ok "12: ... within $el s"; else not_ok "12: ... within a second" "took $el s"; fi
+    else
+        kill "$pid" 2>/dev/null; wait "$pid"
+        not_ok "12: a second call waits for the clock" "$(cat "$out")"
+    fi
+    ft_shift "$A" +5
+    fault_conf "$A"
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    wait_for "reload" 10 test_show "$A" snowflake.clock_tolerance_ms 5ms || not_ok "12: tolerance back to 5 ms"
+    no_duplicates "$A" ids "12: no duplicate id"
+}
+
+# -------------------------------------------------------------------------
+# 13: a clean stop that issued nothing after a crash keeps the crash
+# reservation as it is: the start after it still waits it out.
+case_13() {
+    echo "# case 13: crash, restart, clean stop with no id: the reservation keeps its kind"
+    local F M markms markunix
+    F=$(pg_tmpdir)
+    fault_init "$F" "fsync = on" || { bail "13: instance initialised"; return; }
+    ft_start "$F" || { bail "13: started"; return; }
+    helpers_sql "$F" || { bail "13: helpers created"; return; }
+    pg_val "$F" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c13' FROM generate_series(1, 5000)" >/dev/null
+    M=$(pg_val "$F" "SELECT max(id) FROM ids")
+    pg_kill9 "$F" && wait_for "gone" 10 no_procs_in "$F" || { bail "13: postmaster killed"; return; }
+    markms=$(mark_ms "$F")
+    is "13: the mark after the crash is a reservation" "$(mark_flags "$F")" 0
+    ft_start "$F" || { bail "13: restarted"; return; }
+    pg_stop "$F"
+    is "13: a clean stop with no id issued keeps it a reservation" "$(mark_flags "$F")" 0
+    is "13: ... at the same millisecond" "$(mark_ms "$F")" "$markms"
+    ft_start "$F" || { bail "13: started again"; return; }
+    markunix=$(awk -v m="$markms" 'BEGIN { printf "%.3f", (1735689600000 + m) / 1000 }')
+    ft_set_clock "$F" "$(awk -v m="$markunix" 'BEGIN { printf "%.6f", m - 0.5 }')"
+    probe_fields "$(PG_TIMEOUT=30 run_probe "$F" resume 5 c13)"
+    is "13: the clock half a second behind it is waited out, not refused" "$P_STATE" ""
+    cmp_num "13: ... the first id is above every id before the crash" "${P_AFTER:-0}" -gt "$M"
+    cmp_num "13: ... and beyond the reservation" "$(( ${P_AFTER:-0} >> 22 ))" -gt "$markms"
+    ft_set "$F" 0
+    pg_stop "$F"
+}
+
+# -------------------------------------------------------------------------
+# 14: snowflake_advance_floor(), for what PostgreSQL does not carry.
+case_14() {
+    echo "# case 14: snowflake_advance_floor()"
+    local G fut v state msg detail hint fut3 after
+    G=$(pg_tmpdir)
+    fault_init "$G" "fsync = on" || { bail "14: instance initialised"; return; }
+    pg_start "$G" || { bail "14: started"; return; }
+    helpers_sql "$G" || { bail "14: helpers created"; return; }
+    pg_val "$G" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c14' FROM generate_series(1, 100)" >/dev/null
+    # A restored table holds ids of a node whose clock ran 20 minutes ahead.
+    fut=$(pg_val "$G" "SELECT snowflake_compose(clock_timestamp() + interval '20 minutes', 3, 17)")
+    check "14: snowflake_advance_floor(an id 20 minutes ahead) works" \
+        pg_psql "$G" -c "SELECT snowflake_advance_floor($fut)"
+    cmp_num "14: ... the mark on disk covers it" "$(mark_ms "$G")" -ge "$((fut >> 22))"
+    v=$(pg_psql "$G" -A -t -F $'\x1f' -c "SELECT state, msg, detail, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg detail hint <<<"$v"
+    is "14: ... ids wait for the clock to pass it: SF001" "$state" SF001
+    like "14: ... the detail names the high-water mark" "$detail" 'high-water mark'
+    is "14: ... the hint names a time after the id" \
+        "$(pg_val "$G" "SELECT resume_at(\$\$$hint\$\$) > snowflake_timestamp($fut)")" t
+    pg_kill9 "$G" && wait_for "gone" 10 no_procs_in "$G" || { bail "14: postmaster killed"; return; }
+    pg_start "$G" || { bail "14: restarted after kill -9"; return; }
+    is "14: after kill -9 and a restart the floor holds (SF001)" "$(pg_val "$G" "SELECT state FROM try_nextval()")" SF001
+    v=$(pg_psql "$G" -A -t -F $'\x1f' -c "SELECT state FROM (SELECT snowflake_advance_floor(1)) s, try_nextval()" 2>&1)
+    is "14: a floor below it changes nothing" "$v" SF001
+    # Back to a clock that passes the floor: remove the mark (the repair).
+    pg_stop "$G"
+    rm -f "$(mark_file "$G")"
+    pg_start "$G" || { bail "14: restarted without the mark"; return; }
+    v=$(pg_psql "$G" -A -t -c "SELECT snowflake_advance_floor(snowflake_compose(clock_timestamp() + interval '2 hours', 3, 0))" 2>&1)
+    like "14: an id two hours ahead is refused" "$v" 'snowflake id [0-9]+ is more than an hour ahead of the clock'
+    like "14: a negative id is refused" "$(pg_psql "$G" -A -t -c "SELECT snowflake_advance_floor(-1)" 2>&1)" 'snowflake id -1 is negative'
+    fut3=$(pg_val "$G" "SELECT snowflake_compose(clock_timestamp() + interval '1.5 s', 1023, 4095)")
+    pg_val "$G" "SELECT snowflake_advance_floor($fut3)" >/dev/null
+    probe_fields "$(PG_TIMEOUT=30 run_probe "$G" resume 5 c14)"
+    cmp_num "14: ids resume once the clock passes an id 1.5 s ahead, above it" "${P_AFTER:-0}" -gt "$fut3"
+    pg_stop "$G"
+}
+
+# The cases are the case_N functions defined above; arguments pick some.
+mapfile -t CASES < <(declare -F | sed -n 's/^declare -f case_\([0-9][0-9]*\)$/\1/p' | sort -n)
+WANT=" ${*:-${CASES[*]}} "
+want() { [[ $WANT == *" $1 "* ]]; }
+for c in $WANT; do
+    declare -F "case_$c" >/dev/null || { echo "unknown case: $c (defined: ${CASES[*]})" >&2; exit 2; }
+done
+
 START=$(real_now)
-for c in 0 1 2 3 4 5 6 7 8 9 10; do
+for c in "${CASES[@]}"; do
     if want "$c"; then
         t=$(real_now)
         "case_$c"

@@ -120,10 +120,13 @@ pg_dir_in_use() {
     return 1
 }
 
-# pg_psql DIR [psql args...]: psql as postgres on the instance, quiet, stop on error.
+# pg_psql DIR [psql args...]: psql as postgres on the instance, quiet, stop on
+# error. With PG_TIMEOUT=SECONDS set, psql is ended after that long (for calls
+# that a defect could hang).
 pg_psql() {
     local dir=$1; shift
-    as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$PG_PORT" -U postgres -d postgres "$@"
+    as_pg ${PG_TIMEOUT:+timeout "$PG_TIMEOUT"} \
+        "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$PG_PORT" -U postgres -d postgres "$@"
 }
 
 # pg_val DIR SQL: prints the single value SQL returns.

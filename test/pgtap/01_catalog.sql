@@ -3,10 +3,10 @@
 -- the statistics view and the privileges of snowflake_stats_reset().
 -- (The uuidv7 functions are tested separately.)
 BEGIN;
-SELECT plan(61);
+SELECT plan(68);
 
 SELECT has_extension('snowflake', 'extension snowflake is installed');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.0', 'version 1.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.1', 'version 1.1');
 SELECT is(current_setting('snowflake.worker_id'), '42', 'this instance runs with snowflake.worker_id = 42');
 
 -- Signatures.
@@ -22,6 +22,7 @@ SELECT has_function('public', 'snowflake_from_timestamp', ARRAY['timestamp with 
 SELECT has_function('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'snowflake_compose(timestamptz, integer, integer)');
 SELECT has_function('public', 'snowflake_stats', ARRAY[]::name[], 'snowflake_stats()');
 SELECT has_function('public', 'snowflake_stats_reset', ARRAY[]::name[], 'snowflake_stats_reset()');
+SELECT has_function('public', 'snowflake_advance_floor', ARRAY['bigint'], 'snowflake_advance_floor(bigint)');
 
 -- Return types.
 SELECT function_returns('public', 'snowflake_nextval', ARRAY[]::name[], 'bigint');
@@ -36,6 +37,7 @@ SELECT function_returns('public', 'snowflake_from_timestamp', ARRAY['timestamp w
 SELECT function_returns('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'bigint');
 SELECT function_returns('public', 'snowflake_stats', ARRAY[]::name[], 'record');
 SELECT function_returns('public', 'snowflake_stats_reset', ARRAY[]::name[], 'void');
+SELECT function_returns('public', 'snowflake_advance_floor', ARRAY['bigint'], 'void');
 
 -- Volatility: generators and statistics VOLATILE, decoders IMMUTABLE when
 -- they depend only on their arguments, STABLE when they read snowflake.epoch.
@@ -51,6 +53,8 @@ SELECT volatility_is('public', 'snowflake_from_timestamp', ARRAY['timestamp with
 SELECT volatility_is('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'stable');
 SELECT volatility_is('public', 'snowflake_stats', ARRAY[]::name[], 'volatile');
 SELECT volatility_is('public', 'snowflake_stats_reset', ARRAY[]::name[], 'volatile');
+SELECT volatility_is('public', 'snowflake_advance_floor', ARRAY['bigint'], 'volatile');
+SELECT is_strict('public', 'snowflake_advance_floor', ARRAY['bigint']);
 
 -- Decoders, constructors and the batch generator are STRICT.
 SELECT is_strict('public', 'snowflake_nextval_batch', ARRAY['integer']);
@@ -87,6 +91,7 @@ SELECT results_eq($$
       AND p.pronamespace = 'public'::regnamespace
     ORDER BY p.proname, p.pronargs
 $$, $$ VALUES
+    ('snowflake_advance_floor', 'after_id bigint'),
     ('snowflake_compose', 'ts timestamp with time zone, worker_id integer, sequence integer'),
     ('snowflake_decode', 'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode', 'id bigint, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
@@ -94,7 +99,7 @@ $$, $$ VALUES
     ('snowflake_nextval', ''),
     ('snowflake_nextval_batch', 'count integer'),
     ('snowflake_sequence', 'id bigint'),
-    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint'),
+    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint, OUT reservation_window_ms bigint, OUT last_mark_write_ms bigint'),
     ('snowflake_stats_reset', ''),
     ('snowflake_timestamp', 'id bigint'),
     ('snowflake_timestamp', 'id bigint, epoch timestamp with time zone'),
@@ -111,7 +116,7 @@ SELECT is_empty($$
 $$, 'every snowflake_* function has a COMMENT');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'snowflake\_%' AND p.pronamespace = 'public'::regnamespace),
-          12, 'twelve snowflake_* functions');
+          13, 'thirteen snowflake_* functions');
 SELECT isnt(obj_description('snowflake_stats'::regclass, 'pg_class'), NULL, 'the view snowflake_stats has a COMMENT');
 
 -- The statistics view.
@@ -119,7 +124,8 @@ SELECT has_view('public', 'snowflake_stats', 'view snowflake_stats exists');
 SELECT columns_are('public', 'snowflake_stats', ARRAY[
     'worker_id', 'epoch', 'ids_issued', 'last_timestamp', 'overflow_waits',
     'clock_backwards_events', 'clock_backwards_max_ms', 'clock_backwards_errors', 'since',
-    'high_water_mark', 'reservations', 'reservation_waits', 'startup_waits'],
+    'high_water_mark', 'reservations', 'reservation_waits', 'startup_waits',
+    'reservation_window_ms', 'last_mark_write_ms'],
     'snowflake_stats has the documented columns');
 SELECT results_eq($$ SELECT count(*)::int FROM snowflake_stats $$, $$ VALUES (1) $$, 'snowflake_stats has one row');
 
@@ -137,6 +143,17 @@ SELECT function_privs_are('public', 'snowflake_stats_reset', ARRAY[]::name[], 'r
 SELECT throws_ok($$ SET LOCAL ROLE regress_sf_tap; SELECT snowflake_stats_reset() $$,
                  '42501', 'permission denied for function snowflake_stats_reset',
                  'calling snowflake_stats_reset() as an ordinary role is denied');
+-- snowflake_advance_floor() is revoked from PUBLIC too.
+SELECT is_empty($$
+    SELECT a.privilege_type
+    FROM pg_proc p, aclexplode(p.proacl) a
+    WHERE p.oid = 'snowflake_advance_floor(bigint)'::regprocedure AND a.grantee = 0
+$$, 'PUBLIC holds no privilege on snowflake_advance_floor()');
+SELECT isnt((SELECT proacl FROM pg_proc WHERE oid = 'snowflake_advance_floor(bigint)'::regprocedure), NULL,
+            'snowflake_advance_floor() has an explicit ACL (not the PUBLIC default)');
+SELECT throws_ok($$ SET LOCAL ROLE regress_sf_tap; SELECT snowflake_advance_floor(1) $$,
+                 '42501', 'permission denied for function snowflake_advance_floor',
+                 'calling snowflake_advance_floor() as an ordinary role is denied');
 SELECT function_privs_are('public', 'snowflake_nextval', ARRAY[]::name[], 'regress_sf_tap', ARRAY['EXECUTE'],
                           'an ordinary role may execute snowflake_nextval()');
 

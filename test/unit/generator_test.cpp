@@ -853,3 +853,31 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
 }
 
 }  // namespace
+
+TEST(Generator, ARepeatedDecisionCountsItsWaitOnceButEveryError) {
+    GeneratorState s;
+    Config first{3, 5};
+    Config again{3, 5, true};
+    ASSERT_EQ(next_id(s, 1000, first).status, Status::Issued);
+    // Clock 3 ms behind: a wait, counted once however often the call decides again.
+    EXPECT_EQ(next_id(s, 997, first).status, Status::WaitClock);
+    EXPECT_EQ(next_id(s, 997, again).status, Status::WaitClock);
+    EXPECT_EQ(next_id(s, 998, again).status, Status::WaitClock);
+    EXPECT_EQ(s.counters.clock_backwards_events, 1u);
+    EXPECT_EQ(s.counters.clock_backwards_max_ms, 3);
+    // The clock steps further back while the call waits: an error, counted.
+    EXPECT_EQ(next_id(s, 400, again).status, Status::ClockBehind);
+    EXPECT_EQ(s.counters.clock_backwards_errors, 1u);
+    EXPECT_EQ(s.counters.clock_backwards_events, 1u);
+    EXPECT_EQ(s.counters.clock_backwards_max_ms, 600);
+
+    // A used-up millisecond and the start floor, likewise.
+    GeneratorState f = state_after(2000);
+    EXPECT_EQ(next_id(f, 2000, first).status, Status::WaitFloor);
+    EXPECT_EQ(next_id(f, 2000, again).status, Status::WaitFloor);
+    EXPECT_EQ(f.counters.startup_waits, 1u);
+    ASSERT_EQ(next_ids(f, 2001, first, kIdsPerMs).count, kIdsPerMs);
+    EXPECT_EQ(next_id(f, 2001, first).status, Status::WaitNextMs);
+    EXPECT_EQ(next_id(f, 2001, again).status, Status::WaitNextMs);
+    EXPECT_EQ(f.counters.overflow_waits, 1u);
+}

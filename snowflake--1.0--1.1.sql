@@ -1,0 +1,42 @@
+-- snowflake 1.0 to 1.1.
+
+\echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
+
+CREATE FUNCTION snowflake_advance_floor(after_id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowflake_advance_floor'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_advance_floor(bigint) IS
+'durably raises the high-water mark so that every later id of this node is greater than after_id (after a restore, pg_upgrade, pg_rewind or a promotion)';
+REVOKE ALL ON FUNCTION snowflake_advance_floor(bigint) FROM PUBLIC;
+
+-- snowflake_stats() gains columns: the view is made again over it.
+DROP VIEW snowflake_stats;
+DROP FUNCTION snowflake_stats();
+
+CREATE FUNCTION snowflake_stats(
+    OUT worker_id integer,
+    OUT epoch timestamptz,
+    OUT ids_issued bigint,
+    OUT last_timestamp timestamptz,
+    OUT overflow_waits bigint,
+    OUT clock_backwards_events bigint,
+    OUT clock_backwards_max_ms bigint,
+    OUT clock_backwards_errors bigint,
+    OUT since timestamptz,
+    OUT high_water_mark timestamptz,
+    OUT reservations bigint,
+    OUT reservation_waits bigint,
+    OUT startup_waits bigint,
+    OUT reservation_window_ms bigint,
+    OUT last_mark_write_ms bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_stats() IS
+'counters of this node''s id generator since the server started or the last snowflake_stats_reset()';
+
+CREATE VIEW snowflake_stats AS SELECT * FROM snowflake_stats();
+COMMENT ON VIEW snowflake_stats IS
+'counters of this node''s id generator, one row';
+GRANT SELECT ON snowflake_stats TO PUBLIC;

@@ -1,0 +1,30 @@
+// The clocks the glue reads.
+
+#include <ctime>
+
+#include "snowflake.hpp"
+
+namespace snowflake::pg {
+
+int64_t unix_now_us() {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    // Seconds and nanoseconds kept apart: a nanosecond count would overflow
+    // 64 bits after the year 2262.
+    *ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    *sub_ms_ns = ts.tv_nsec % 1000000;
+}
+
+int64_t monotonic_us() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,181 @@
+// The mark worker: a background worker that keeps the high-water mark
+// reservation ahead of the clock, so that no backend ever writes or fsyncs
+// the mark on the id path.
+//
+// Each turn of its loop asks the core (core/reservation.hpp) whether to
+// write: when less than half a window is left of a reservation the clock is
+// inside (idle servers too), or when a backend waits beyond the reservation.
+// A write goes to disk first and is then published under the lock; the
+// window grows with slow storage, so that ids slow down but never stop; a
+// failed write is reported to the waiting backends and tried again.
+//
+// It sleeps on its latch (backends set it when they wait), answers SIGHUP
+// and SIGTERM between writes, and at a fast shutdown exits quietly.
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "snowflake.hpp"
+
+extern "C" {
+#include "pgstat.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "utils/pidfile.h"
+
+PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
+}
+
+namespace core = snowflake::core;
+
+namespace snowflake::pg {
+namespace {
+
+// How often the worker looks at the clock when nobody wakes it, and how
+// soon it tries again after a failed write.
+constexpr long kTickMs = 100;
+constexpr long kRetryMs = 100;
+
+void detach_worker(int, Datum) {
+    if (shared == nullptr) return;
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    shared->worker_latch = nullptr;
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+}
+
+int64_t demand_ms() {
+    return static_cast<int64_t>(pg_atomic_read_u64(&shared->demand_ms_plus1)) - 1;
+}
+
+// One turn: writes a reservation if the core says so. Returns how long to
+// sleep before the next turn.
+long reserve_once(int* last_logged_err) {
+    if (worker_id < 0 || shared->mark_status == kMarkCorrupt) return kTickMs * 10;
+    const int64_t now = now_ms(epoch_unix_us());
+    const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    const auto window = static_cast<int64_t>(pg_atomic_read_u64(&shared->stats.window_ms));
+    const core::ReservationPlan plan = core::plan_reservation(now, reserved, demand_ms(), window);
+    if (!plan.write) return kTickMs;
+
+    core::Mark mark;
+    mark.ms = plan.until_ms;
+    mark.window_ms = window;
+    const char* step = "";
+    const int64_t t0 = monotonic_us();
+    const int err = write_mark(mark, &step);
+    const int64_t took_ms = (monotonic_us() - t0 + 999) / 1000;
+
+    pg_atomic_write_u64(&shared->stats.last_write_ms, static_cast<uint64>(took_ms));
+    pg_atomic_write_u64(&shared->stats.window_ms, static_cast<uint64>(core::reservation_window(took_ms)));
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    WriteReport& r = shared->report;
+    r.attempts++;
+    r.err = err;
+    snprintf(r.step, sizeof(r.step), "%s", err != 0 ? step : "");
+    if (err == 0 && plan.until_ms > reserved) {
+        // On disk: now ids may be issued in it.
+        pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(plan.until_ms));
+        shared->stats.generator.reservations++;
+    }
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+
+    if (err != 0) {
+        if (err != *last_logged_err) {
+            errno = err;
+            ereport(LOG, (errcode_for_file_access(),
+                          errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m",
+                                 kMarkFile, step),
+                          errdetail("Ids past the current reservation are refused until a write "
+                                    "succeeds; the worker tries again every %ld ms.",
+                                    kRetryMs)));
+            *last_logged_err = err;
+        }
+        return kRetryMs;
+    }
+    if (*last_logged_err != 0) {
+        ereport(LOG, (errmsg("snowflake high-water mark file \"%s\" written again", kMarkFile)));
+        *last_logged_err = 0;
+    }
+    // Decide again at once: the clock may have moved on during a slow write.
+    return 0;
+}
+
+// True when the postmaster is shutting down: it marks its lock file
+// "stopping" before it signals its children.
+bool postmaster_stopping() {
+    FILE* f = fopen("postmaster.pid", "r");
+    if (f == nullptr) return true;
+    char line[MAXPGPATH];
+    int n = 0;
+    bool stopping = false;
+    while (fgets(line, sizeof(line), f) != nullptr) {
+        if (++n == LOCK_FILE_LINE_PM_STATUS) {
+            stopping = strncmp(line, PM_STATUS_STOPPING, strlen(PM_STATUS_STOPPING)) == 0;
+            break;
+        }
+    }
+    fclose(f);
+    return stopping;
+}
+
+}  // namespace
+
+void raise_demand(int64_t ms) {
+    const auto want = static_cast<uint64>(ms + 1);
+    uint64 cur = pg_atomic_read_u64(&shared->demand_ms_plus1);
+    while (cur < want && !pg_atomic_compare_exchange_u64(&shared->demand_ms_plus1, &cur, want)) {
+    }
+}
+
+void register_mark_worker() {
+    BackgroundWorker worker;
+    std::memset(&worker, 0, sizeof(worker));
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    worker.bgw_restart_time = 1;
+    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_mark_worker_main");
+    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake high-water mark");
+    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake high-water mark");
+    RegisterBackgroundWorker(&worker);
+}
+
+}  // namespace snowflake::pg
+
+extern "C" void snowflake_mark_worker_main(Datum) {
+    namespace sp = snowflake::pg;
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+
+    before_shmem_exit(sp::detach_worker, 0);
+    LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
+    sp::shared->worker_latch = MyLatch;
+    LWLockRelease(sp::shared->lock);
+
+    int last_logged_err = 0;
+    long sleep_ms = 0;
+    while (!ShutdownRequestPending) {
+        if (sleep_ms > 0) {
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                            PG_WAIT_EXTENSION);
+            ResetLatch(MyLatch);
+        }
+        CHECK_FOR_INTERRUPTS();
+        if (ShutdownRequestPending) break;
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        sleep_ms = sp::reserve_once(&last_logged_err);
+    }
+    // At a server shutdown, exit quietly (code 0). Stopped otherwise
+    // (pg_terminate_backend), exit with code 1: the postmaster starts the
+    // worker again after bgw_restart_time; code 0 would unregister it.
+    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+}
