@@ -14,7 +14,8 @@
 #
 # Suites: 1 calls (one backend), 2 concurrency (pgbench 1-8 clients),
 # 3 inserts (PK index several times shared_buffers), 4 range scan by time,
-# 5 the core micro-benchmark (build/core_bench) when it builds.
+# 5 the core micro-benchmark (build/core_bench) when it builds, 6 sporadic
+# calls against a sequence (bench/sporadic.sh, fsync = on).
 #
 # Needs the extension installed, psql, pgbench, gnuplot and awk. No python.
 set -euo pipefail
@@ -485,6 +486,16 @@ else
         CORE_STATUS="build/core_bench exited with an error: $(tail -3 "$W/core.err" | tr '\n' ' ')"
     fi
     if [ -f "$W/core.csv" ]; then sed -n '/^name,/,$p' "$W/core.csv" >"$OUT/data/core.csv"; fi
+fi
+
+# =============================================================================
+# Suite 6: sporadic calls, latency against a sequence (its own instance, fsync on).
+# =============================================================================
+step "suite 6 sporadic: snowflake_nextval() and nextval() a few times a second (bench/sporadic.sh)"
+SPORADIC_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/sporadic.sh" "$OUT" >"$W/sporadic.out" 2>&1; then
+    SPORADIC_STATUS="bench/sporadic.sh failed: $(tail -3 "$W/sporadic.out" | tr '\n' ' ')"
+    step "suite 6 sporadic: failed"
 fi
 
 # =============================================================================

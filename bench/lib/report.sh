@@ -576,6 +576,14 @@ write_report() {
         else
             echo "$CORE_STATUS"
         fi
+        echo
+        echo "## 6. Sporadic calls"
+        echo
+        if [ -s "$OUT/sporadic.md" ] && [ -z "$SPORADIC_STATUS" ]; then
+            cat "$OUT/sporadic.md"
+        else
+            echo "$SPORADIC_STATUS"
+        fi
     } >"$OUT/latest.md"
 
     # ---- the generated section of docs/benchmarks.md ----
@@ -591,6 +599,9 @@ write_report() {
             echo "snowflake $(awk -v a="$(ins_field sf 3)" -v r="$(ins_field sf 9)" 'BEGIN { printf "%.0f", a / r }'),"
             echo "gen_random_uuid() $(awk -v a="$(ins_field v4 3)" -v r="$(ins_field v4 9)" 'BEGIN { printf "%.0f", a / r }'),"
             echo "uuidv7 $(awk -v a="$(ins_field v7 3)" -v r="$(ins_field v7 9)" 'BEGIN { printf "%.0f", a / r }');"
+            if [ -s "$OUT/sporadic.md" ]; then
+                echo "Sporadic calls (one client at 2 and 10 calls/s, fsync on): p99 of snowflake_nextval() $(awk -F'\t' '$1 == "sf" && $2 == 10 { sf = $5 } $1 == "seq" && $2 == 10 { s = $5 } END { if (s > 0) printf "%.2f", sf / s }' "$OUT/data/sporadic.tsv")x that of nextval() at 10 calls/s; $(grep -o 'reservation_waits after the first id: \*\*[0-9]*' "$OUT/sporadic.md" | sed 's/\*\*//')."
+            fi
             echo "uuidv7() timestamps $V7_FRESH_LEAD ms ahead of the clock after $(awkf 'BEGIN { print commas(ARGV[1]) }' "$CALL_N") UUIDs in one statement of a fresh session (see *How to read the results*)."
             echo
             echo "![ids per second by clients](../bench/results/ids_by_clients.png)"
