@@ -52,12 +52,16 @@ async function main() {
 
     // 3. The fix: parse int8 as BigInt.
     pg.types.setTypeParser(20, BigInt);
+    pg.types.setTypeParser(1016, (text) => require('postgres-array').parse(text, BigInt));
     client = new pg.Client(config);
     await client.connect();
     const res2 = await client.query(
         `SELECT id, id::text AS text FROM (SELECT snowflake_nextval() AS id FROM generate_series(1, ${N})) s`);
     // BigInt parameters go back to the server exactly.
     const back = await client.query('SELECT $1::bigint::text AS text', [res2.rows[0].id]);
+    const arr = await client.query(
+        `SELECT array_agg(id) AS a, array_agg(id::text) AS t
+         FROM (SELECT snowflake_nextval() AS id FROM generate_series(1, ${N})) s`);
     // JSON built in SQL carries bigints as JSON numbers, which the json
     // parser of node-postgres reads with JSON.parse, whatever the int8 parser.
     const built = await client.query(
@@ -67,6 +71,8 @@ async function main() {
     report(res2.rows.every((r) => typeof r.id === 'bigint' && r.id.toString() === r.text),
            `with setTypeParser(20, BigInt) all ${N} ids are exact BigInts`);
     report(back.rows[0].text === res2.rows[0].text, 'a BigInt parameter reaches the server exactly');
+    report(arr.rows[0].a.length === N && arr.rows[0].a.every((v, i) => typeof v === 'bigint' && v.toString() === arr.rows[0].t[i]),
+           'bigint[] with the postgres-array parser: exact BigInts');
     const jsonChanged = built.rows[0].j.filter((o) => BigInt(o.id) !== BigInt(o.id_text)).length;
     console.log(`# json_build_object('id', id): ${jsonChanged} of ${N} ids changed even with the BigInt parser; ` +
                 `'id', id::text: 0`);
