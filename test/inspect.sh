@@ -160,6 +160,16 @@ run --version </dev/null
 expect "--version names the extension's version" 0 \
     "snowflake-inspect (snowflake) $(sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)" ""
 
+# On a terminal with nothing to read, a usage error rather than a wait
+# (script, from util-linux, gives the command a terminal).
+rc=0
+out=$(script -qec "$BIN" /dev/null </dev/null 2>&1) || rc=$?
+if [ "$rc" = 2 ] && grep -q "no ids given" <<<"$out"; then
+    report 1 "no arguments on a terminal: usage error, exit 2"
+else
+    report 0 "no arguments on a terminal: usage error, exit 2" "exit $rc: $out"
+fi
+
 # Streaming: each stdin line is answered before the next one is written.
 coproc INSPECT { "$BIN" --json; }
 echo 42 >&"${INSPECT[1]}"
