@@ -178,7 +178,8 @@ if read -r -t 5 line <&"${INSPECT[0]}" && [[ $line == '{"input":"42",'* ]]; then
 else
     report 0 "stdin is decoded line by line (a pipe that streams ids)" "no answer within 5 s"
 fi
-exec {INSPECT[1]}>&-
+to_inspect=${INSPECT[1]}
+exec {to_inspect}>&-
 wait "$INSPECT_PID" || true
 
 # ---------------------------------------------------------------------------
