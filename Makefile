@@ -6,6 +6,10 @@
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
 #   make unit       core unit tests only (GoogleTest, no server)
+#
+# `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
+# and `make install` installs it into $(pg_config --bindir) beside the server
+# programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean).
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
@@ -16,6 +20,10 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
             src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+
+# The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
+INSPECT_SRCS  = src/inspect/inspect.cpp
+SCRIPTS_built = build/snowflake-inspect
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -47,16 +55,23 @@ UNIT_SRCS := $(wildcard test/unit/*.cpp)
 deps:
 	@scripts/deps.sh
 
-# Core unit tests: pure C++, no server.
-$(BUILD)/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+# snowflake-inspect, built on the core; its version is the extension's.
+SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)
+$(BUILD)/snowflake-inspect: src/inspect/main.cpp $(INSPECT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp) snowflake.control
 	@mkdir -p $(BUILD)
-	$(CXX) $(CORE_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(GTEST_LIBS)
+	$(CXX) $(CORE_CXXFLAGS) -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"' -o $@ \
+	    src/inspect/main.cpp $(INSPECT_SRCS) $(CORE_SRCS)
+
+# Core and inspector unit tests: pure C++, no server.
+$(BUILD)/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(CORE_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-$(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+$(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp)
 	@mkdir -p $(BUILD)
 	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(GTEST_LIBS)
+	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

@@ -14,6 +14,7 @@ SUITES=(
     "pg_regress|test/regress.sh"
     "pgTAP|test/pgtap.sh"
     "uuidv7 across backends|test/uuid_backends.sh"
+    "snowflake-inspect|test/inspect.sh"
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
 )

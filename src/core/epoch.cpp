@@ -49,6 +49,21 @@ int64_t days_from_civil(int64_t year, int month, int day) noexcept {
     return era * 146097 + day_of_era - 719468;  // 719468: days from 0000-03-01 to 1970-01-01
 }
 
+CivilDate civil_from_days(int64_t days) noexcept {
+    // The steps of days_from_civil backwards, in the same March-based eras.
+    const int64_t z = days + 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const int64_t day_of_era = z - era * 146097;                                              // 0..146096
+    const int64_t year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;    // 0..399
+    const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    const int64_t m = (5 * day_of_year + 2) / 153;                                            // March = 0
+    const int day = static_cast<int>(day_of_year - (153 * m + 2) / 5 + 1);
+    const int month = static_cast<int>(m < 10 ? m + 3 : m - 9);
+    const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+    return CivilDate{year, month, day};
+}
+
 EpochParse parse_epoch(const char* text, int64_t* unix_us) noexcept {
     if (text == nullptr) return EpochParse::Syntax;
     const char* p = text;

@@ -15,6 +15,10 @@
 
 namespace snowflake::core {
 
+// The epoch of snowflake.epoch when it is not set (the GUC's boot value and
+// the default of snowflake-inspect).
+constexpr const char* kDefaultEpoch = "2025-01-01 00:00:00+00";
+
 enum class EpochParse {
     Ok,
     Syntax,          // not of the form above
@@ -28,5 +32,13 @@ const char* epoch_parse_text(EpochParse p) noexcept;
 
 // Days from 1970-01-01 to the given proleptic Gregorian date.
 int64_t days_from_civil(int64_t year, int month, int day) noexcept;
+
+// The inverse: the proleptic Gregorian date of a day count from 1970-01-01.
+struct CivilDate {
+    int64_t year;
+    int month;  // 1..12
+    int day;    // 1..31
+};
+CivilDate civil_from_days(int64_t days) noexcept;
 
 }  // namespace snowflake::core

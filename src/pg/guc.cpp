@@ -23,7 +23,7 @@ bool preloaded = false;
 
 namespace {
 
-constexpr const char* kDefaultEpoch = "2025-01-01 00:00:00+00";
+using snowflake::core::kDefaultEpoch;
 constexpr int kMaxToleranceMs = 10000;
 
 char* epoch_text = nullptr;

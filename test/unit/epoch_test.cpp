@@ -96,3 +96,42 @@ TEST(ParseEpoch, EveryStatusHasText) {
     for (EpochParse p : {EpochParse::Ok, EpochParse::Syntax, EpochParse::FieldRange, EpochParse::MissingOffset})
         EXPECT_NE(epoch_parse_text(p)[0], '\0');
 }
+
+TEST(CivilFromDays, InverseOfDaysFromCivil) {
+    // Every day from year 1 to 10999 (the inspector prints UUIDv7 times up
+    // to about 10889), through month ends, leap days and era boundaries.
+    const int64_t first = days_from_civil(1, 1, 1);
+    const int64_t last = days_from_civil(10999, 12, 31);
+    CivilDate prev = civil_from_days(first);
+    EXPECT_EQ(prev.year, 1);
+    EXPECT_EQ(prev.month, 1);
+    EXPECT_EQ(prev.day, 1);
+    for (int64_t d = first + 1; d <= last; d++) {
+        const CivilDate c = civil_from_days(d);
+        ASSERT_EQ(days_from_civil(c.year, c.month, c.day), d) << c.year << "-" << c.month << "-" << c.day;
+        ASSERT_TRUE(c.day == prev.day + 1 || (c.day == 1 && (c.month == prev.month + 1 ||
+                                                             (c.month == 1 && prev.month == 12))))
+            << d;
+        prev = c;
+    }
+    EXPECT_EQ(prev.year, 10999);
+}
+
+TEST(CivilFromDays, KnownDates) {
+    const CivilDate epoch = civil_from_days(0);
+    EXPECT_EQ(epoch.year, 1970);
+    EXPECT_EQ(epoch.month, 1);
+    EXPECT_EQ(epoch.day, 1);
+    const CivilDate leap = civil_from_days(11016);
+    EXPECT_EQ(leap.year, 2000);
+    EXPECT_EQ(leap.month, 2);
+    EXPECT_EQ(leap.day, 29);
+    const CivilDate before = civil_from_days(-1);
+    EXPECT_EQ(before.year, 1969);
+    EXPECT_EQ(before.month, 12);
+    EXPECT_EQ(before.day, 31);
+}
+
+TEST(ParseEpoch, DefaultEpochParses) {
+    EXPECT_EQ(us(kDefaultEpoch), int64_t{1735689600} * 1000000);
+}

@@ -1,0 +1,421 @@
+#include "inspect.hpp"
+
+#include "core/epoch.hpp"
+#include "core/generator.hpp"
+#include "core/layout.hpp"
+#include "core/uuid.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+
+#ifndef SNOWFLAKE_VERSION
+#define SNOWFLAKE_VERSION "unknown"
+#endif
+
+namespace snowflake::inspect {
+
+namespace core = snowflake::core;
+
+namespace {
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+int hex_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool all_digits(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!is_digit(c)) return false;
+    return true;
+}
+
+// Decimal digits to a non-negative int64_t; false on overflow.
+bool parse_decimal(std::string_view s, int64_t* out) noexcept {
+    int64_t v = 0;
+    for (char c : s) {
+        const int d = c - '0';
+        if (v > (std::numeric_limits<int64_t>::max() - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+// The last instant the epoch parser accepts, 9999-12-31T23:59:59.999999Z,
+// bounds epochs given in Unix milliseconds too.
+constexpr int64_t kMaxEpochUnixUs = int64_t{253402300799} * 1000000 + 999999;
+
+// 32 hexadecimal digits, plain or as 8-4-4-4-12, optionally in braces.
+bool parse_uuid(std::string_view s, core::Uuid* out) noexcept {
+    if (s.size() >= 2 && s.front() == '{' && s.back() == '}') s = s.substr(1, s.size() - 2);
+    const bool grouped = s.size() == 36;
+    if (!grouped && s.size() != 32) return false;
+    int n = 0;
+    for (size_t i = 0; i < s.size(); i++) {
+        if (grouped && (i == 8 || i == 13 || i == 18 || i == 23)) {
+            if (s[i] != '-') return false;
+            continue;
+        }
+        const int v = hex_value(s[i]);
+        if (v < 0) return false;
+        if (n % 2 == 0)
+            out->bytes[n / 2] = static_cast<uint8_t>(v << 4);
+        else
+            out->bytes[n / 2] = static_cast<uint8_t>(out->bytes[n / 2] | v);
+        n++;
+    }
+    return n == 32;
+}
+
+std::string uuid_text(const core::Uuid& u) noexcept {
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    s.reserve(36);
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        s += digits[u.bytes[i] >> 4];
+        s += digits[u.bytes[i] & 0xF];
+    }
+    return s;
+}
+
+// Does a token that is not a UUID look like an attempt at one?
+bool uuid_like(std::string_view s) noexcept {
+    if (s.find('{') != std::string_view::npos || s.size() >= 32) return true;
+    // A hyphen past the first character, with hex letters or long enough
+    // to hold a group of eight digits.
+    if (s.size() < 2 || s.substr(1).find('-') == std::string_view::npos) return false;
+    if (s.size() >= 9) return true;
+    for (char c : s)
+        if (hex_value(c) >= 10) return true;
+    return false;
+}
+
+Decoded invalid(std::string_view token, const char* why) noexcept {
+    Decoded d;
+    d.kind = Kind::Invalid;
+    d.input = std::string(token);
+    d.error = why;
+    return d;
+}
+
+std::string to_string(int64_t v) noexcept {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%" PRId64, v);
+    return buf;
+}
+
+}  // namespace
+
+bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept {
+    if (text == "default") {
+        const core::EpochParse p = core::parse_epoch(core::kDefaultEpoch, unix_us);
+        if (p == core::EpochParse::Ok) return true;
+        *why = core::epoch_parse_text(p);  // cannot happen: a unit test parses it
+        return false;
+    }
+    if (text == "twitter") {
+        *unix_us = kTwitterEpochMs * 1000;
+        return true;
+    }
+    if (text == "discord") {
+        *unix_us = kDiscordEpochMs * 1000;
+        return true;
+    }
+    if (all_digits(text)) {
+        int64_t ms = 0;
+        if (!parse_decimal(text, &ms) || ms > kMaxEpochUnixUs / 1000) {
+            *why = "Unix milliseconds past the year 9999";
+            return false;
+        }
+        *unix_us = ms * 1000;
+        return true;
+    }
+    const std::string copy(text);  // parse_epoch reads a NUL-terminated string
+    const core::EpochParse p = core::parse_epoch(copy.c_str(), unix_us);
+    if (p == core::EpochParse::Ok) return true;
+    *why = core::epoch_parse_text(p);
+    return false;
+}
+
+Request parse_args(int argc, const char* const* argv) noexcept {
+    Request r;
+    r.epoch_name = "default";
+    std::string why;
+    parse_epoch_option("default", &r.epoch_unix_us, &why);
+
+    auto usage = [&r](std::string message) {
+        r.action = Action::Usage;
+        r.error = std::move(message);
+        return r;
+    };
+    auto set_epoch = [&r](std::string_view value, std::string* message) {
+        std::string reason;
+        if (!parse_epoch_option(value, &r.epoch_unix_us, &reason)) {
+            *message = "invalid epoch \"" + std::string(value) + "\": " + reason +
+                       " Use default, twitter, discord, Unix milliseconds or a timestamp such as "
+                       "2025-01-01T00:00:00Z.";
+            return false;
+        }
+        r.epoch_name = std::string(value);
+        return true;
+    };
+
+    bool options_done = false;
+    bool help = false, version = false;
+    for (int i = 1; i < argc; i++) {
+        const std::string_view a = argv[i] != nullptr ? argv[i] : "";
+        const bool option = !options_done && a.size() > 1 && a[0] == '-' && !is_digit(a[1]);
+        if (!option) {
+            r.inputs.emplace_back(a);
+            continue;
+        }
+        if (a == "--") {
+            options_done = true;
+        } else if (a == "-h" || a == "--help") {
+            help = true;
+        } else if (a == "-V" || a == "--version") {
+            version = true;
+        } else if (a == "-j" || a == "--json") {
+            r.format = Format::Json;
+        } else if (a == "-e" || a == "--epoch") {
+            if (i + 1 >= argc || argv[i + 1] == nullptr)
+                return usage("option " + std::string(a) + " needs a value");
+            std::string message;
+            if (!set_epoch(argv[++i], &message)) return usage(message);
+        } else if (a.substr(0, 8) == "--epoch=") {
+            std::string message;
+            if (!set_epoch(a.substr(8), &message)) return usage(message);
+        } else {
+            return usage("unknown option \"" + std::string(a) + "\"");
+        }
+    }
+    if (help) {
+        r.action = Action::Help;
+    } else if (version) {
+        r.action = Action::Version;
+    }
+    r.read_stdin = r.inputs.empty();
+    return r;
+}
+
+std::string usage_text() noexcept {
+    return "Usage: snowflake-inspect [OPTION]... [ID|UUID]...\n"
+           "Decodes Snowflake ids into their time, worker id and sequence, and version-7\n"
+           "UUIDs into their time. With no ID, or with -, reads standard input: ids and\n"
+           "UUIDs separated by spaces, tabs, commas or line ends.\n"
+           "\n"
+           "Options:\n"
+           "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with:\n"
+           "                       default  2025-01-01T00:00:00Z, the extension's default\n"
+           "                       twitter  2010-11-04T01:42:54.657Z\n"
+           "                       discord  2015-01-01T00:00:00Z\n"
+           "                     or Unix milliseconds (1420070400000), or an ISO 8601\n"
+           "                     timestamp with a UTC offset (\"2024-06-01 00:00:00+02\")\n"
+           "  -j, --json         one JSON object per input, one per line (JSON Lines),\n"
+           "                     with ids as strings\n"
+           "  -h, --help         show this help\n"
+           "  -V, --version      show the version\n"
+           "\n"
+           "Output: one line per input, in input order, times in UTC (RFC 3339):\n"
+           "  252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0\n"
+           "  01a22700-f63a-78f3-a26f-1db9e426f23a time=2026-11-29T11:11:44.186Z\n"
+           "\n"
+           "Exit status: 0 if every input was decoded; 1 if some input was not a\n"
+           "Snowflake id or a version-7 UUID (each is reported on standard error, the\n"
+           "others are still decoded); 2 if the command line was wrong; 3 if writing the\n"
+           "output failed.\n";
+}
+
+std::string version_text() noexcept {
+    return "snowflake-inspect (snowflake) " SNOWFLAKE_VERSION "\n";
+}
+
+Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
+    if (token.empty()) return invalid(token, "empty input");
+
+    if (all_digits(token)) {
+        int64_t id = 0;
+        if (!parse_decimal(token, &id))
+            return invalid(token, "out of range: larger than 9223372036854775807, the largest bigint");
+        const core::Fields f = core::decompose(id);
+        Decoded d;
+        d.kind = Kind::Snowflake;
+        d.input = std::string(token);
+        d.canonical = to_string(id);
+        d.ms = f.ms;
+        d.worker = f.worker;
+        d.sequence = f.sequence;
+        d.epoch_unix_us = epoch_unix_us;
+        // |epoch| < 2^58 us and ms < 2^41: no overflow.
+        d.unix_us = epoch_unix_us + f.ms * 1000;
+        return d;
+    }
+    if (token[0] == '-' && all_digits(token.substr(1))) {
+        const std::string_view digits = token.substr(1);
+        if (digits.find_first_not_of('0') != std::string_view::npos)
+            return invalid(token, "negative: Snowflake ids are positive bigints (bit 63 is zero)");
+        Decoded zero = decode_token("0", epoch_unix_us);  // -0 is 0, as in SQL
+        zero.input = std::string(token);
+        return zero;
+    }
+
+    core::Uuid u{};
+    if (parse_uuid(token, &u)) {
+        const int version = core::uuid_version(u);
+        if (version != 7) {
+            Decoded d = invalid(token, "");
+            d.error = "UUID version " + std::to_string(version) + " is not a version-7 UUID";
+            return d;
+        }
+        if (!core::uuid_rfc_variant(u))
+            return invalid(token, "not a version-7 UUID: its variant bits are not RFC 9562's (10)");
+        Decoded d;
+        d.kind = Kind::Uuid;
+        d.input = std::string(token);
+        d.canonical = uuid_text(u);
+        d.unix_us = core::uuid_ms(u) * 1000;
+        return d;
+    }
+
+    if (uuid_like(token))
+        return invalid(token,
+                       "not a UUID: expected 32 hexadecimal digits, as in "
+                       "01a22700-f63a-78f3-a26f-1db9e426f23a");
+    if (is_digit(token[0]) || token[0] == '-' || token[0] == '+') return invalid(token, "not a number");
+    return invalid(token, "not a number or a UUID");
+}
+
+std::vector<std::string_view> split_tokens(std::string_view line) noexcept {
+    std::vector<std::string_view> out;
+    size_t i = 0;
+    auto separator = [](char c) { return c == ' ' || c == '\t' || c == ',' || c == '\n' || c == '\r'; };
+    while (i < line.size()) {
+        while (i < line.size() && separator(line[i])) i++;
+        const size_t start = i;
+        while (i < line.size() && !separator(line[i])) i++;
+        if (i > start) out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
+std::string format_time(int64_t unix_us) noexcept {
+    const int64_t seconds = core::floor_div(unix_us, 1000000);
+    const int64_t micros = unix_us - seconds * 1000000;
+    const int64_t days = core::floor_div(seconds, 86400);
+    const int64_t second_of_day = seconds - days * 86400;
+    const core::CivilDate date = core::civil_from_days(days);
+    char buf[64];
+    const int hh = static_cast<int>(second_of_day / 3600);
+    const int mi = static_cast<int>(second_of_day / 60 % 60);
+    const int ss = static_cast<int>(second_of_day % 60);
+    if (micros % 1000 == 0)
+        std::snprintf(buf, sizeof buf, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%03dZ", date.year, date.month,
+                      date.day, hh, mi, ss, static_cast<int>(micros / 1000));
+    else
+        std::snprintf(buf, sizeof buf, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%06dZ", date.year, date.month,
+                      date.day, hh, mi, ss, static_cast<int>(micros));
+    return buf;
+}
+
+std::string format_text(const Decoded& d) noexcept {
+    switch (d.kind) {
+        case Kind::Snowflake:
+            return d.canonical + " time=" + format_time(d.unix_us) + " worker=" + std::to_string(d.worker) +
+                   " sequence=" + std::to_string(d.sequence);
+        case Kind::Uuid:
+            return d.canonical + " time=" + format_time(d.unix_us);
+        case Kind::Invalid:
+            break;
+    }
+    return std::string();
+}
+
+std::string format_json(const Decoded& d) noexcept {
+    std::string s = "{\"input\":" + json_string(d.input);
+    switch (d.kind) {
+        case Kind::Snowflake:
+            s += ",\"type\":\"snowflake\",\"id\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
+                 "\",\"ms_since_epoch\":" + to_string(d.ms) + ",\"worker\":" + std::to_string(d.worker) +
+                 ",\"sequence\":" + std::to_string(d.sequence) + ",\"epoch\":\"" +
+                 format_time(d.epoch_unix_us) + "\"}";
+            break;
+        case Kind::Uuid:
+            s += ",\"type\":\"uuidv7\",\"uuid\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
+                 "\",\"unix_ms\":" + to_string(core::floor_div(d.unix_us, 1000)) + "}";
+            break;
+        case Kind::Invalid:
+            s += ",\"type\":\"invalid\",\"error\":" + json_string(d.error) + "}";
+            break;
+    }
+    return s;
+}
+
+std::string error_message(const Decoded& d, long line) noexcept {
+    std::string s = "snowflake-inspect: ";
+    if (line > 0) s += "stdin line " + std::to_string(line) + ": ";
+    // The token quoted as a JSON string: control characters and invalid
+    // UTF-8 cannot reach the terminal raw.
+    return s + json_string(d.input) + ": " + d.error;
+}
+
+std::string json_string(std::string_view s) noexcept {
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+            i++;
+        } else if (c < 0x80) {
+            out += static_cast<char>(c);
+            i++;
+        } else {
+            // A well-formed UTF-8 sequence (no overlong forms, no surrogates,
+            // at most U+10FFFF) is copied; anything else becomes U+FFFD.
+            size_t n = 0;
+            uint32_t cp = 0, min = 0;
+            if (c >= 0xC2 && c <= 0xDF) {
+                n = 2, cp = c & 0x1F, min = 0x80;
+            } else if (c >= 0xE0 && c <= 0xEF) {
+                n = 3, cp = c & 0x0F, min = 0x800;
+            } else if (c >= 0xF0 && c <= 0xF4) {
+                n = 4, cp = c & 0x07, min = 0x10000;
+            }
+            bool ok = n > 0 && i + n <= s.size();
+            for (size_t k = 1; ok && k < n; k++) {
+                const auto cc = static_cast<unsigned char>(s[i + k]);
+                if ((cc & 0xC0) != 0x80) {
+                    ok = false;
+                } else {
+                    cp = (cp << 6) | (cc & 0x3F);
+                }
+            }
+            ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+            if (ok) {
+                out.append(s.substr(i, n));
+                i += n;
+            } else {
+                out += "\\ufffd";
+                i++;
+            }
+        }
+    }
+    out += '"';
+    return out;
+}
+
+}  // namespace snowflake::inspect

@@ -1,0 +1,112 @@
+// snowflake-inspect: decoding Snowflake ids and UUIDv7 values outside the
+// database.
+//
+// Everything the command decides lives here, as pure functions with no I/O:
+// reading the command line into a Request, classifying one input token as a
+// Snowflake id, a UUID or neither, and formatting the result as text or as
+// one line of JSON (JSON Lines). main.cpp only reads arguments and stdin and
+// writes what these functions return. The bit layout, the UUIDv7 bytes and the
+// epoch parser are the extension's own (src/core), so the command and the
+// SQL decoders cannot disagree on what an id means.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace snowflake::inspect {
+
+// Exit statuses.
+constexpr int kExitOk = 0;
+constexpr int kExitInvalidInput = 1;  // at least one input was not an id
+constexpr int kExitUsage = 2;         // bad command line
+constexpr int kExitOutput = 3;        // the output could not be written
+
+enum class Action { Decode, Help, Version, Usage };
+enum class Format { Text, Json };
+
+struct Request {
+    Action action = Action::Decode;
+    Format format = Format::Text;
+    int64_t epoch_unix_us = 0;       // the epoch of Snowflake ids, in Unix microseconds
+    std::string epoch_name;          // "default", "twitter", "discord" or the text given
+    std::vector<std::string> inputs; // ids and UUIDs from the command line; "-" is stdin
+    bool read_stdin = false;         // no inputs given: read stdin
+    std::string error;               // Action::Usage: what is wrong with the command line
+};
+
+// Epoch presets, in Unix milliseconds.
+constexpr int64_t kTwitterEpochMs = 1288834974657;  // 2010-11-04T01:42:54.657Z
+constexpr int64_t kDiscordEpochMs = 1420070400000;  // 2015-01-01T00:00:00.000Z
+
+// The epoch of --epoch NAME_OR_TIME: "default" (the extension's default,
+// core::kDefaultEpoch), "twitter", "discord", Unix milliseconds (digits
+// only), or an ISO 8601 timestamp with a UTC offset (core::parse_epoch).
+// Returns false and sets *why when the text is none of these.
+bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept;
+
+// argv[1..argc-1]. A token that starts with '-' followed by a digit is an
+// input (a negative number, reported as such), not an option.
+Request parse_args(int argc, const char* const* argv) noexcept;
+
+std::string usage_text() noexcept;
+std::string version_text() noexcept;
+
+enum class Kind { Snowflake, Uuid, Invalid };
+
+struct Decoded {
+    Kind kind = Kind::Invalid;
+    std::string input;      // the token as given
+    std::string canonical;  // the id in decimal, or the UUID in lower-case 8-4-4-4-12 form
+    // Snowflake ids
+    int64_t ms = 0;         // milliseconds since the epoch (41 bits)
+    int32_t worker = 0;
+    int32_t sequence = 0;
+    int64_t epoch_unix_us = 0;
+    // Snowflake ids and UUIDs: the instant, in Unix microseconds
+    int64_t unix_us = 0;
+    // Kind::Invalid: why, as in "not a number"
+    std::string error;
+};
+
+// Classifies and decodes one token. Decimal digits are a Snowflake id
+// (0 to 9223372036854775807); 32 hexadecimal digits, optionally in
+// 8-4-4-4-12 groups and optionally in braces, are a UUID, which must be an
+// RFC 9562 version-7 UUID. Anything else is invalid, with the reason.
+Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept;
+
+// Splits a line of input at spaces, tabs, commas and line ends.
+std::vector<std::string_view> split_tokens(std::string_view line) noexcept;
+
+// RFC 3339 in UTC: 2026-11-29T11:09:56.498Z. Milliseconds always; six
+// digits when the instant has microseconds (only epochs with microseconds
+// give such times). Years past 9999 (UUIDv7 reaches 10889) get five digits.
+std::string format_time(int64_t unix_us) noexcept;
+
+// One line, without the line end:
+//   252752938651381760 time=2026-11-29T11:09:56.498Z worker=7 sequence=0
+//   01a22700-f63a-78f3-a26f-1db9e426f23a time=2026-11-29T11:09:56.498Z
+// Invalid input has no text line: see error_message.
+std::string format_text(const Decoded& d) noexcept;
+
+// One JSON object, without the line end. Ids are strings (JavaScript numbers
+// cannot hold them); small numbers are numbers:
+//   {"input":"252752938651381760","type":"snowflake","id":"252752938651381760",
+//    "time":"2026-11-29T11:09:56.498Z","ms_since_epoch":60001234567,"worker":7,
+//    "sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}
+//   {"input":"...","type":"uuidv7","uuid":"...","time":"...","unix_ms":1796036996498}
+//   {"input":"abc","type":"invalid","error":"not a number or a UUID"}
+std::string format_json(const Decoded& d) noexcept;
+
+// The message for stderr, without the line end:
+//   snowflake-inspect: "abc": not a number or a UUID
+//   snowflake-inspect: stdin line 3: "abc": not a number or a UUID
+// line <= 0: the token came from the command line.
+std::string error_message(const Decoded& d, long line) noexcept;
+
+// A JSON string literal of arbitrary bytes: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD.
+std::string json_string(std::string_view s) noexcept;
+
+}  // namespace snowflake::inspect

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Optional client check, not part of test/run_all.sh (it needs node and npm
+# and downloads the pg package): what node-postgres does with Snowflake ids,
+# which are above 2^53, on a throwaway instance with the installed extension.
+# Backs the numbers in docs/application-code.md.
+#
+# Usage: test/clients/node_bigint.sh   (NODE_PG_DIR=dir with node_modules/pg
+#        to reuse an existing install instead of npm install into a temp dir)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+
+for tool in node npm; do
+    command -v "$tool" >/dev/null || { echo "node_bigint: $tool is not installed" >&2; exit 1; }
+done
+
+DIR=""
+WORK=""
+cleanup() {
+    pg_cleanup_all
+    [ -z "$WORK" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ -n "${NODE_PG_DIR:-}" ]; then
+    modules=$NODE_PG_DIR/node_modules
+else
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-node.XXXXXX")
+    (cd "$WORK" && npm init -y >/dev/null && npm install --no-audit --no-fund pg@8 >/dev/null)
+    modules=$WORK/node_modules
+fi
+echo "# node $(node --version), pg $(node -p "require('$modules/pg/package.json').version")"
+
+DIR=$(pg_tmpdir)
+pg_init "$DIR" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7"
+if ! pg_start "$DIR"; then
+    echo "node_bigint: the server did not start" >&2
+    cat "$DIR/server.log" >&2
+    exit 1
+fi
+pg_psql "$DIR" -c "CREATE EXTENSION snowflake"
+
+NODE_PATH=$modules node test/clients/node_bigint.js "$DIR" "$PG_PORT"

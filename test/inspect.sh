@@ -1,0 +1,379 @@
+#!/bin/bash
+# snowflake-inspect, the command-line decoder, as built (build/snowflake-inspect:
+# no installation of the command needed).
+#
+#   1. The command line: arguments and stdin, --json, --epoch, --help and
+#      --version, invalid inputs (a message naming the token on stderr, the
+#      other inputs still decoded, exit 1) and usage errors (exit 2).
+#   2. Agreement with the SQL decoders of the installed extension, on a
+#      throwaway instance that preloads it with a worker id: ids from
+#      snowflake_nextval() and snowflake_compose() (edge times, workers and
+#      sequences), the largest bigint, random bigints, decoded under the
+#      default epoch, Twitter's, Discord's, one in Unix milliseconds and one
+#      with microseconds and an offset; UUIDs from uuidv7(), uuidv7(shift),
+#      uuidv7_from_timestamp() at the edges of the 48-bit range, upper-case
+#      and brace forms, and gen_random_uuid() (uuidv7_timestamp() is NULL:
+#      the command must refuse it). The command's JSON and text output are
+#      loaded into the instance and compared there, row by row, with
+#      snowflake_decode() and uuidv7_timestamp(): the same time (as an
+#      instant and as the exact RFC 3339 text), worker and sequence.
+#
+# One "ok N - ..." / "not ok N - ..." line per check; exits non-zero if any
+# check fails, or if fewer values were compared than generated.
+#
+# Usage: test/inspect.sh   (SNOWFLAKE_INSPECT=path overrides the command)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+
+BIN=${SNOWFLAKE_INSPECT:-$PWD/build/snowflake-inspect}
+if [ ! -x "$BIN" ]; then
+    echo "inspect: $BIN is not built: run make (or make build/snowflake-inspect)" >&2
+    exit 1
+fi
+
+WORKER=37
+IDS=300     # snowflake_nextval() ids
+RANDOM_IDS=200
+UUIDS=300   # uuidv7() values
+
+DIR=""
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-inspect.XXXXXX")
+cleanup() {
+    pg_cleanup_all
+    if [ -z "${KEEP_TMP:-}" ]; then rm -rf "$WORK"; else echo "kept $DIR $WORK"; fi
+}
+trap cleanup EXIT
+
+failed=0
+count=0
+# report OK DESCRIPTION [DETAIL]
+report() {
+    count=$((count + 1))
+    if [ "$1" = 1 ]; then
+        echo "ok $count - $2"
+    else
+        echo "not ok $count - $2${3:+ ($3)}"
+        failed=1
+    fi
+}
+
+# run [args...] < stdin: runs the command; its output in $out, $err, $rc.
+run() {
+    rc=0
+    "$BIN" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+    out=$(cat "$WORK/out")
+    err=$(cat "$WORK/err")
+}
+
+# expect DESCRIPTION RC STDOUT STDERR_PATTERN: checks the last run.
+expect() {
+    local desc=$1 want_rc=$2 want_out=$3 want_err=$4 why=""
+    [ "$rc" = "$want_rc" ] || why="exit $rc, expected $want_rc"
+    [ "$out" = "$want_out" ] || why="${why:+$why; }stdout [$out], expected [$want_out]"
+    if [ -z "$want_err" ]; then
+        [ -z "$err" ] || why="${why:+$why; }unexpected stderr [$err]"
+    else
+        grep -qE -- "$want_err" <<<"$err" || why="${why:+$why; }stderr [$err] lacks /$want_err/"
+    fi
+    if [ -z "$why" ]; then report 1 "$desc"; else report 0 "$desc" "$why"; fi
+}
+
+# ---------------------------------------------------------------------------
+# 1. The command line
+
+id_line="252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0"
+uuid_line="01a22700-f63a-78f3-a26f-1db9e426f23a time=2026-11-29T11:11:44.186Z"
+
+run 252752938651381760 01a22700-f63a-78f3-a26f-1db9e426f23a </dev/null
+expect "an id and a UUID as arguments" 0 "$id_line"$'\n'"$uuid_line" ""
+
+run <<<"252752938651381760, 01A22700-F63A-78F3-A26F-1DB9E426F23A"
+expect "the same on stdin (comma, upper case)" 0 "$id_line"$'\n'"$uuid_line" ""
+
+run 1 - 3 <<<"2"
+expect "- reads stdin in its place" 0 \
+    "1 time=2025-01-01T00:00:00.000Z worker=0 sequence=1
+2 time=2025-01-01T00:00:00.000Z worker=0 sequence=2
+3 time=2025-01-01T00:00:00.000Z worker=0 sequence=3" ""
+
+run </dev/null
+expect "empty stdin: no output, exit 0" 0 "" ""
+
+run --json 252752938651381760 </dev/null
+expect "--json: one object, the id as a string" 0 \
+    '{"input":"252752938651381760","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}' ""
+
+run --epoch discord 175928847299117063 </dev/null
+expect "--epoch discord: Discord's documented example" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+run --epoch=twitter 1212161520163201024 </dev/null
+expect "--epoch=twitter" 0 "1212161520163201024 time=2020-01-01T00:00:01.935Z worker=922 sequence=0" ""
+run -e 1420070400000 175928847299117063 </dev/null
+expect "-e with Unix milliseconds" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+run --epoch "2015-01-01 01:00:00+01:00" 175928847299117063 </dev/null
+expect "--epoch with an ISO 8601 offset" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+
+run 7 abc 8 </dev/null
+expect "invalid input: reported by name, the rest decoded, exit 1" 1 \
+    "7 time=2025-01-01T00:00:00.000Z worker=0 sequence=7
+8 time=2025-01-01T00:00:00.000Z worker=0 sequence=8" '^snowflake-inspect: "abc": not a number or a UUID$'
+run -- -1 </dev/null
+expect "negative" 1 "" '"-1": negative'
+run 9223372036854775808 </dev/null
+expect "past the largest bigint" 1 "" '"9223372036854775808": out of range'
+run 12x </dev/null
+expect "not a number" 1 "" '"12x": not a number$'
+run 5c3a1f38-9d4e-4b1a-8f3e-2a1b3c4d5e6f </dev/null
+expect "a version-4 UUID" 1 "" '"5c3a1f38-9d4e-4b1a-8f3e-2a1b3c4d5e6f": UUID version 4 is not a version-7 UUID$'
+run 01a22700-f63a-78f3-a26f-1db9e426f23 </dev/null
+expect "a malformed UUID" 1 "" '": not a UUID'
+run "" </dev/null
+expect "an empty argument" 1 "" '"": empty input'
+printf '1\n\nfoo 2\n' >"$WORK/in"
+run <"$WORK/in"
+expect "stdin errors name the line" 1 \
+    "1 time=2025-01-01T00:00:00.000Z worker=0 sequence=1
+2 time=2025-01-01T00:00:00.000Z worker=0 sequence=2" '^snowflake-inspect: stdin line 3: "foo": not a number or a UUID$'
+run --json 'a"b' </dev/null
+expect "--json: invalid input is an object too, escaped" 1 \
+    '{"input":"a\"b","type":"invalid","error":"not a number or a UUID"}' '"a\\"b"'
+
+run --epoch yesterday 1 </dev/null
+expect "bad epoch: usage error, exit 2" 2 "" '^snowflake-inspect: invalid epoch "yesterday"'
+run --epoch "2025-01-01 00:00:00" 1 </dev/null
+expect "epoch without offset: usage error" 2 "" 'no UTC offset'
+run --epoch </dev/null
+expect "--epoch without a value" 2 "" 'needs a value'
+run --frobnicate </dev/null
+expect "unknown option" 2 "" '"--frobnicate"'
+run --help </dev/null
+if [ "$rc" = 0 ] && grep -q '^Usage: snowflake-inspect' <<<"$out" && grep -q -- '--epoch' <<<"$out" && [ -z "$err" ]; then
+    report 1 "--help"
+else
+    report 0 "--help" "exit $rc"
+fi
+run --version </dev/null
+expect "--version names the extension's version" 0 \
+    "snowflake-inspect (snowflake) $(sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)" ""
+
+# On a terminal with nothing to read, a usage error rather than a wait
+# (script, from util-linux, gives the command a terminal).
+rc=0
+out=$(script -qec "$BIN" /dev/null </dev/null 2>&1) || rc=$?
+if [ "$rc" = 2 ] && grep -q "no ids given" <<<"$out"; then
+    report 1 "no arguments on a terminal: usage error, exit 2"
+else
+    report 0 "no arguments on a terminal: usage error, exit 2" "exit $rc: $out"
+fi
+
+# Streaming: each stdin line is answered before the next one is written.
+coproc INSPECT { "$BIN" --json; }
+echo 42 >&"${INSPECT[1]}"
+if read -r -t 5 line <&"${INSPECT[0]}" && [[ $line == '{"input":"42",'* ]]; then
+    report 1 "stdin is decoded line by line (a pipe that streams ids)"
+else
+    report 0 "stdin is decoded line by line (a pipe that streams ids)" "no answer within 5 s"
+fi
+to_inspect=${INSPECT[1]}
+exec {to_inspect}>&-
+wait "$INSPECT_PID" || true
+
+# ---------------------------------------------------------------------------
+# 2. Agreement with the SQL decoders
+
+DIR=$(pg_tmpdir)
+pg_init "$DIR" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = $WORKER"
+if ! pg_start "$DIR"; then
+    echo "inspect: the server did not start" >&2
+    cat "$DIR/server.log" >&2
+    exit 1
+fi
+
+pg_psql "$DIR" <<SQL
+CREATE EXTENSION snowflake;
+SET timezone = 'UTC';
+
+-- The epochs the command is run with, and the same instants for the SQL
+-- decoders (NULL: the one-argument form, under the default snowflake.epoch).
+CREATE TABLE epochs (name text PRIMARY KEY, epoch timestamptz);
+INSERT INTO epochs VALUES
+    ('default', NULL),
+    ('twitter', '2010-11-04 01:42:54.657+00'),
+    ('discord', '2015-01-01 00:00:00+00'),
+    ('1288834974657', '2010-11-04 01:42:54.657+00'),
+    ('2020-02-29 12:34:56.789012+05:30', '2020-02-29 12:34:56.789012+05:30');
+
+CREATE TABLE ids (n serial PRIMARY KEY, id bigint NOT NULL, origin text NOT NULL);
+INSERT INTO ids (id, origin) SELECT snowflake_nextval(), 'nextval' FROM generate_series(1, $IDS);
+INSERT INTO ids (id, origin)
+SELECT snowflake_compose(t, w, s), 'compose'
+FROM (VALUES ('2025-01-01 00:00:00+00'::timestamptz), ('2025-01-01 00:00:00.001+00'),
+             ('2025-01-01 00:00:00.999999+00'), (now()), ('2094-09-07 15:47:35.551+00')) t(t),
+     (VALUES (0), (1), (512), (1023)) w(w),
+     (VALUES (0), (1), (4095)) s(s);
+INSERT INTO ids (id, origin) VALUES (0, 'edge'), (9223372036854775807, 'edge');
+INSERT INTO ids (id, origin)
+SELECT (random() * 9223372036854775807)::bigint, 'random' FROM generate_series(1, $RANDOM_IDS);
+
+-- What the SQL decoders say, for every id under every epoch.
+CREATE TABLE expected_ids AS
+SELECT e.name AS epoch_name, i.n, i.id, i.origin, d.ts, d.worker_id, d.sequence
+FROM epochs e CROSS JOIN ids i
+CROSS JOIN LATERAL (SELECT * FROM snowflake_decode(i.id) WHERE e.epoch IS NULL
+                    UNION ALL
+                    SELECT * FROM snowflake_decode(i.id, e.epoch) WHERE e.epoch IS NOT NULL) d;
+
+CREATE TABLE uuids (n serial PRIMARY KEY, input text NOT NULL, origin text NOT NULL);
+INSERT INTO uuids (input, origin) SELECT uuidv7()::text, 'uuidv7' FROM generate_series(1, $UUIDS);
+INSERT INTO uuids (input, origin)
+SELECT uuidv7(s)::text, 'shift' FROM unnest(ARRAY['-55 years', '-1 ms', '1 day', '1000 years', '8000 years']::interval[]) s;
+INSERT INTO uuids (input, origin)
+SELECT uuidv7_from_timestamp(t)::text, 'floor'
+FROM unnest(ARRAY['1970-01-01 00:00:00+00', '1970-01-01 00:00:00.001+00', '2025-01-01 00:00:00+00',
+                  '10889-08-02 05:31:50.655+00']::timestamptz[]) t;
+INSERT INTO uuids (input, origin) SELECT upper(uuidv7()::text), 'upper';
+INSERT INTO uuids (input, origin) SELECT '{' || uuidv7() || '}', 'braces';
+INSERT INTO uuids (input, origin) SELECT replace(uuidv7()::text, '-', ''), 'plain';
+INSERT INTO uuids (input, origin) SELECT gen_random_uuid()::text, 'v4' FROM generate_series(1, 20);
+INSERT INTO uuids (input, origin) VALUES ('00000000-0000-0000-0000-000000000000', 'nil');
+
+CREATE TABLE expected_uuids AS
+SELECT n, input, origin, input::uuid AS uuid, uuidv7_timestamp(input::uuid) AS ts FROM uuids;
+
+-- The command's output, one line per row, in output order.
+CREATE TABLE json_out (epoch_name text, k serial, line text);
+CREATE TABLE text_out (epoch_name text, k serial, line text);
+
+-- RFC 3339 in UTC as the command prints it: milliseconds, or microseconds
+-- when there are any.
+CREATE FUNCTION rfc3339(t timestamptz) RETURNS text LANGUAGE sql STABLE AS \$\$
+    SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.')
+           || CASE WHEN extract(microseconds FROM t)::bigint % 1000 = 0
+                   THEN to_char(t AT TIME ZONE 'UTC', 'MS') ELSE to_char(t AT TIME ZONE 'UTC', 'US') END
+           || 'Z'
+\$\$;
+SQL
+
+# load TABLE EPOCH_NAME < lines: appends the lines to TABLE, verbatim.
+load() {
+    pg_psql "$DIR" -c "CREATE TEMP TABLE raw (k serial, line text);
+                       COPY raw (line) FROM STDIN WITH (FORMAT csv, QUOTE E'\x01', DELIMITER E'\x02');
+                       INSERT INTO $1 (epoch_name, line) SELECT '$2', line FROM raw ORDER BY k;"
+}
+
+mapfile -t epoch_names < <(pg_val "$DIR" "SELECT name FROM epochs ORDER BY name")
+for name in "${epoch_names[@]}"; do
+    pg_val "$DIR" "SELECT id FROM ids ORDER BY n" >"$WORK/ids"
+    # The epoch names are the command's --epoch values, except the default,
+    # which is given by saying nothing.
+    args=()
+    [ "$name" = default ] || args=(--epoch "$name")
+    rc=0
+    "$BIN" --json "${args[@]}" <"$WORK/ids" >"$WORK/json" 2>"$WORK/err" || rc=$?
+    report "$([ $rc = 0 ] && [ ! -s "$WORK/err" ] && echo 1)" "ids under epoch $name: decoded on stdin, exit 0" "exit $rc"
+    load json_out "$name" <"$WORK/json"
+    rc=0
+    # The same ids as arguments, in text.
+    mapfile -t id_args <"$WORK/ids"
+    "$BIN" "${args[@]}" "${id_args[@]}" </dev/null >"$WORK/text" 2>"$WORK/err" || rc=$?
+    report "$([ $rc = 0 ] && [ ! -s "$WORK/err" ] && echo 1)" "ids under epoch $name: decoded as arguments, exit 0" "exit $rc"
+    load text_out "$name" <"$WORK/text"
+done
+
+pg_val "$DIR" "SELECT input FROM uuids ORDER BY n" >"$WORK/uuids"
+rc=0
+"$BIN" --json <"$WORK/uuids" >"$WORK/json" 2>"$WORK/err" || rc=$?
+load json_out uuid <"$WORK/json"
+invalid=$(pg_val "$DIR" "SELECT count(*) FROM expected_uuids WHERE ts IS NULL")
+report "$([ $rc = 1 ] && [ "$(wc -l <"$WORK/err")" = "$invalid" ] && echo 1)" \
+    "UUIDs: exit 1 and one message each for the $invalid that uuidv7_timestamp() gives NULL for" \
+    "exit $rc, $(wc -l <"$WORK/err") messages"
+mapfile -t uuid_args <"$WORK/uuids"
+rc=0
+"$BIN" "${uuid_args[@]}" </dev/null >"$WORK/text" 2>/dev/null || rc=$?
+load text_out uuid <"$WORK/text"
+
+# check DESCRIPTION EXPECTED SQL: the single value SQL returns must be EXPECTED.
+check() {
+    local desc=$1 expected=$2 sql=$3 got
+    if ! got=$(pg_val "$DIR" "$sql" 2>&1); then
+        report 0 "$desc" "query failed: $got"
+    elif [ "$got" = "$expected" ]; then
+        report 1 "$desc"
+    else
+        report 0 "$desc" "got $got, expected $expected"
+    fi
+}
+
+n_ids=$(pg_val "$DIR" "SELECT count(*) FROM ids")
+n_epochs=${#epoch_names[@]}
+n_uuids=$(pg_val "$DIR" "SELECT count(*) FROM uuids")
+echo "# $n_ids ids under $n_epochs epochs, $n_uuids UUIDs"
+if [ "$n_ids" -lt $((IDS + RANDOM_IDS)) ] || [ "$n_epochs" -lt 5 ] || [ "$n_uuids" -lt "$UUIDS" ]; then
+    report 0 "something to compare" "$n_ids ids, $n_epochs epochs, $n_uuids UUIDs"
+fi
+
+# Rows of the command's output next to the SQL decoders', matched by
+# position within each run (the output keeps the input order).
+pg_psql "$DIR" <<'SQL'
+SET timezone = 'UTC';
+CREATE VIEW id_pairs AS
+SELECT e.*, j.line::jsonb AS j, t.line AS t
+FROM (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY n) AS pos FROM expected_ids) e
+FULL JOIN (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
+           FROM json_out WHERE epoch_name <> 'uuid') j USING (epoch_name, pos)
+FULL JOIN (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
+           FROM text_out WHERE epoch_name <> 'uuid') t USING (epoch_name, pos);
+CREATE VIEW uuid_pairs AS
+SELECT e.*, j.line::jsonb AS j
+FROM (SELECT *, row_number() OVER (ORDER BY n) AS pos FROM expected_uuids) e
+FULL JOIN (SELECT *, row_number() OVER (ORDER BY k) AS pos FROM json_out WHERE epoch_name = 'uuid') j USING (pos);
+CREATE VIEW uuid_text_pairs AS
+SELECT e.*, t.line AS t
+FROM (SELECT *, row_number() OVER (ORDER BY n) AS pos FROM expected_uuids WHERE ts IS NOT NULL) e
+FULL JOIN (SELECT *, row_number() OVER (ORDER BY k) AS pos FROM text_out WHERE epoch_name = 'uuid') t USING (pos);
+SQL
+
+check "JSON: one object per id and epoch ($((n_ids * n_epochs)))" "$((n_ids * n_epochs))" \
+    "SELECT count(*) FROM id_pairs WHERE id IS NOT NULL AND j IS NOT NULL AND j->>'input' = id::text"
+check "JSON: id, time (instant and RFC 3339 text), worker and sequence equal snowflake_decode()'s" "0" \
+    "SELECT count(*) FROM id_pairs
+     WHERE j->>'type' IS DISTINCT FROM 'snowflake' OR j->>'id' IS DISTINCT FROM id::text
+        OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
+        OR (j->>'worker')::int IS DISTINCT FROM worker_id OR (j->>'sequence')::int IS DISTINCT FROM sequence
+        OR (j->>'ms_since_epoch')::bigint IS DISTINCT FROM id >> 22"
+check "JSON: the epoch of each object is the epoch asked for" "0" \
+    "SELECT count(*) FROM id_pairs p JOIN epochs e ON e.name = p.epoch_name
+     WHERE (j->>'epoch')::timestamptz IS DISTINCT FROM coalesce(e.epoch, '2025-01-01 00:00:00+00')"
+check "text: one line per id and epoch, equal to snowflake_decode()'s" "0" \
+    "SELECT count(*) FROM id_pairs
+     WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)"
+check "ids of this node carry worker $WORKER" "0" \
+    "SELECT count(*) FROM id_pairs WHERE origin = 'nextval' AND (j->>'worker')::int <> $WORKER"
+check "JSON: one object per UUID ($n_uuids)" "$n_uuids" \
+    "SELECT count(*) FROM uuid_pairs WHERE input IS NOT NULL AND j IS NOT NULL AND j->>'input' = input"
+check "JSON: UUIDv7 times equal uuidv7_timestamp()'s (instant and text), canonical form" "0" \
+    "SELECT count(*) FROM uuid_pairs WHERE ts IS NOT NULL AND (
+         j->>'type' IS DISTINCT FROM 'uuidv7' OR (j->>'uuid')::uuid IS DISTINCT FROM uuid
+         OR j->>'uuid' IS DISTINCT FROM uuid::text
+         OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
+         OR (j->>'unix_ms')::bigint IS DISTINCT FROM (extract(epoch FROM ts) * 1000)::bigint)"
+check "JSON: every UUID uuidv7_timestamp() gives NULL for is invalid, with its version" "0" \
+    "SELECT count(*) FROM uuid_pairs WHERE ts IS NULL AND (
+         j->>'type' IS DISTINCT FROM 'invalid'
+         OR j->>'error' IS DISTINCT FROM format('UUID version %s is not a version-7 UUID',
+                                                get_byte(uuid_send(uuid), 6) >> 4))"
+check "text: UUIDv7 lines equal uuidv7_timestamp()'s" "0" \
+    "SELECT count(*) FROM uuid_text_pairs WHERE t IS DISTINCT FROM format('%s time=%s', uuid, rfc3339(ts))"
+check "the edges of the UUIDv7 range were compared" "2" \
+    "SELECT count(*) FROM uuid_pairs WHERE j->>'time' IN ('1970-01-01T00:00:00.000Z', '10889-08-02T05:31:50.655Z')"
+
+echo "# $count checks"
+if [ $failed -ne 0 ]; then
+    echo "inspect: some checks failed" >&2
+    exit 1
+fi

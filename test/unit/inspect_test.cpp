@@ -1,0 +1,341 @@
+// Unit tests of snowflake-inspect's decisions (src/inspect/inspect.hpp):
+// command line, classification of inputs, text and JSON output.
+
+#include "inspect/inspect.hpp"
+
+#include "core/epoch.hpp"
+#include "core/layout.hpp"
+#include "core/uuid.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace snowflake::inspect;
+namespace core = snowflake::core;
+
+constexpr int64_t kDefaultEpochUs = int64_t{1735689600} * 1000000;  // 2025-01-01T00:00:00Z
+
+Request parse(std::initializer_list<const char*> args) {
+    std::vector<const char*> argv = {"snowflake-inspect"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return parse_args(static_cast<int>(argv.size()), argv.data());
+}
+
+Decoded decode(const char* token, int64_t epoch_us = kDefaultEpochUs) { return decode_token(token, epoch_us); }
+
+std::string error_of(const char* token) {
+    const Decoded d = decode(token);
+    EXPECT_EQ(d.kind, Kind::Invalid) << token;
+    return d.error;
+}
+
+// ---------------------------------------------------------------------------
+// Command line
+
+TEST(InspectArgs, DefaultsDecodeArgumentsWithTheExtensionsDefaultEpoch) {
+    const Request r = parse({"1", "2"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.format, Format::Text);
+    EXPECT_EQ(r.epoch_unix_us, kDefaultEpochUs);
+    EXPECT_EQ(r.epoch_name, "default");
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"1", "2"}));
+    EXPECT_FALSE(r.read_stdin);
+}
+
+TEST(InspectArgs, DefaultEpochIsTheCoreDefault) {
+    int64_t us = 0;
+    ASSERT_EQ(core::parse_epoch(core::kDefaultEpoch, &us), core::EpochParse::Ok);
+    EXPECT_EQ(parse({}).epoch_unix_us, us);
+}
+
+TEST(InspectArgs, NoInputsReadsStdin) {
+    const Request r = parse({"--json"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_TRUE(r.read_stdin);
+    EXPECT_TRUE(r.inputs.empty());
+    const Request dash = parse({"-"});
+    EXPECT_FALSE(dash.read_stdin);  // "-" is read in its place among the inputs
+    EXPECT_EQ(dash.inputs, (std::vector<std::string>{"-"}));
+}
+
+TEST(InspectArgs, EpochPresetsAndForms) {
+    EXPECT_EQ(parse({"--epoch", "twitter", "1"}).epoch_unix_us, int64_t{1288834974657} * 1000);
+    EXPECT_EQ(parse({"--epoch=discord", "1"}).epoch_unix_us, int64_t{1420070400000} * 1000);
+    EXPECT_EQ(parse({"-e", "default", "1"}).epoch_unix_us, kDefaultEpochUs);
+    EXPECT_EQ(parse({"-e", "1420070400000", "1"}).epoch_unix_us, int64_t{1420070400000} * 1000);
+    EXPECT_EQ(parse({"--epoch", "2015-01-01T00:00:00Z"}).epoch_unix_us, int64_t{1420070400000} * 1000);
+    EXPECT_EQ(parse({"--epoch", "2015-01-01 01:00:00+01"}).epoch_unix_us, int64_t{1420070400000} * 1000);
+    EXPECT_EQ(parse({"--epoch", "2010-11-04T01:42:54.657Z"}).epoch_unix_us, int64_t{1288834974657} * 1000);
+    const Request r = parse({"--epoch", "twitter", "--epoch", "discord"});  // the last one counts
+    EXPECT_EQ(r.epoch_unix_us, int64_t{1420070400000} * 1000);
+    EXPECT_EQ(r.epoch_name, "discord");
+}
+
+TEST(InspectArgs, PresetsAreTheDocumentedInstants) {
+    int64_t us = 0;
+    ASSERT_EQ(core::parse_epoch("2010-11-04T01:42:54.657Z", &us), core::EpochParse::Ok);
+    EXPECT_EQ(kTwitterEpochMs * 1000, us);
+    ASSERT_EQ(core::parse_epoch("2015-01-01T00:00:00Z", &us), core::EpochParse::Ok);
+    EXPECT_EQ(kDiscordEpochMs * 1000, us);
+}
+
+TEST(InspectArgs, UsageErrors) {
+    for (auto args : {std::vector<const char*>{"--epoch"}, {"-e"}, {"--epoch", "yesterday"},
+                      {"--epoch=2025-01-01 00:00:00"},  // no UTC offset
+                      {"--epoch", "2025-02-30T00:00:00Z"}, {"--epoch="}, {"--epoch", "99999999999999999999"},
+                      {"--epoch", "253402300800000"},  // 10000-01-01 in Unix ms
+                      {"--jsn"}, {"-x", "1"}, {"--epoch", "Twitter"}}) {
+        std::vector<const char*> argv = {"snowflake-inspect"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const Request r = parse_args(static_cast<int>(argv.size()), argv.data());
+        EXPECT_EQ(r.action, Action::Usage) << args[0];
+        EXPECT_FALSE(r.error.empty());
+    }
+    EXPECT_NE(parse({"--epoch", "yesterday"}).error.find("\"yesterday\""), std::string::npos);
+    EXPECT_NE(parse({"--epoch=2025-01-01 00:00:00"}).error.find("no UTC offset"), std::string::npos);
+    EXPECT_NE(parse({"--frobnicate"}).error.find("--frobnicate"), std::string::npos);
+}
+
+TEST(InspectArgs, NegativeNumbersAreInputsNotOptions) {
+    const Request r = parse({"-5", "--json"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"-5"}));
+    EXPECT_EQ(r.format, Format::Json);
+}
+
+TEST(InspectArgs, DoubleDashEndsOptions) {
+    const Request r = parse({"--", "--json", "1"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.format, Format::Text);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"--json", "1"}));
+}
+
+TEST(InspectArgs, HelpAndVersion) {
+    EXPECT_EQ(parse({"--help"}).action, Action::Help);
+    EXPECT_EQ(parse({"-h", "1"}).action, Action::Help);
+    EXPECT_EQ(parse({"1", "--version"}).action, Action::Version);
+    EXPECT_EQ(parse({"-V"}).action, Action::Version);
+    EXPECT_EQ(parse({"--help", "--version"}).action, Action::Help);
+    EXPECT_NE(usage_text().find("--epoch"), std::string::npos);
+    EXPECT_NE(usage_text().find("Exit status"), std::string::npos);
+    EXPECT_EQ(version_text().rfind("snowflake-inspect ", 0), 0u);
+    // Every line of the help fits in 80 columns.
+    const std::string u = usage_text();
+    size_t start = 0;
+    for (size_t nl; (nl = u.find('\n', start)) != std::string::npos; start = nl + 1)
+        EXPECT_LE(nl - start, 80u) << u.substr(start, nl - start);
+}
+
+// ---------------------------------------------------------------------------
+// Snowflake ids
+
+TEST(InspectDecode, SnowflakeIdAgreesWithTheLayout) {
+    const int64_t ms = 60260996497;
+    const int64_t id = core::compose(ms, 7, 0);
+    const Decoded d = decode(std::to_string(id).c_str());
+    ASSERT_EQ(d.kind, Kind::Snowflake);
+    EXPECT_EQ(d.canonical, "252752938651381760");
+    EXPECT_EQ(d.ms, ms);
+    EXPECT_EQ(d.worker, 7);
+    EXPECT_EQ(d.sequence, 0);
+    EXPECT_EQ(d.unix_us, kDefaultEpochUs + ms * 1000);
+    EXPECT_EQ(format_text(d), "252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0");
+}
+
+TEST(InspectDecode, EdgeIds) {
+    const Decoded zero = decode("0");
+    ASSERT_EQ(zero.kind, Kind::Snowflake);
+    EXPECT_EQ(format_text(zero), "0 time=2025-01-01T00:00:00.000Z worker=0 sequence=0");
+
+    const Decoded max = decode("9223372036854775807");
+    ASSERT_EQ(max.kind, Kind::Snowflake);
+    EXPECT_EQ(max.ms, core::kMaxMs);
+    EXPECT_EQ(max.worker, core::kMaxWorker);
+    EXPECT_EQ(max.sequence, core::kMaxSequence);
+    EXPECT_EQ(format_time(max.unix_us), "2094-09-07T15:47:35.551Z");
+
+    // Leading zeros and -0 are the same numbers, as bigint input reads them.
+    EXPECT_EQ(decode("000252752938651381760").canonical, "252752938651381760");
+    EXPECT_EQ(decode("-0").kind, Kind::Snowflake);
+    EXPECT_EQ(decode("-0").canonical, "0");
+    EXPECT_EQ(decode("-0").input, "-0");
+}
+
+TEST(InspectDecode, EveryFieldAtItsEdges) {
+    for (int64_t ms : {int64_t{0}, int64_t{1}, core::kMaxMs / 2, core::kMaxMs})
+        for (int32_t w : {0, 1, 512, core::kMaxWorker})
+            for (int32_t s : {0, 1, 2048, core::kMaxSequence}) {
+                const Decoded d = decode(std::to_string(core::compose(ms, w, s)).c_str());
+                ASSERT_EQ(d.kind, Kind::Snowflake);
+                EXPECT_EQ(d.ms, ms);
+                EXPECT_EQ(d.worker, w);
+                EXPECT_EQ(d.sequence, s);
+            }
+}
+
+TEST(InspectDecode, EpochsMoveTheTimeOnly) {
+    const char* id = "175928847299117063";  // Discord's documentation example
+    const Decoded d = decode(id, kDiscordEpochMs * 1000);
+    ASSERT_EQ(d.kind, Kind::Snowflake);
+    EXPECT_EQ(format_time(d.unix_us), "2016-04-30T11:18:25.796Z");
+    EXPECT_EQ(d.worker, 1 << 5 | 0);  // Discord: 5 bits worker + 5 bits process = our 10 bits
+    EXPECT_EQ(d.sequence, 7);
+    const Decoded t = decode("1288834974657", kTwitterEpochMs * 1000);
+    EXPECT_EQ(t.worker, decode("1288834974657").worker);
+
+    // Twitter's epoch: 1288834974657 + (id >> 22) = 1577836801935 ms after 1970.
+    const Decoded tw = decode("1212161520163201024", kTwitterEpochMs * 1000);
+    EXPECT_EQ(tw.unix_us, int64_t{1577836801935} * 1000);
+    EXPECT_EQ(format_time(tw.unix_us), "2020-01-01T00:00:01.935Z");
+}
+
+TEST(InspectDecode, EpochWithMicrosecondsGivesMicrosecondTimes) {
+    int64_t epoch = 0;
+    ASSERT_EQ(core::parse_epoch("2020-02-29 12:34:56.789012+05:30", &epoch), core::EpochParse::Ok);
+    const Decoded d = decode(std::to_string(core::compose(1, 0, 0)).c_str(), epoch);
+    EXPECT_EQ(format_time(d.unix_us), "2020-02-29T07:04:56.790012Z");
+    EXPECT_EQ(format_time(epoch), "2020-02-29T07:04:56.789012Z");
+}
+
+TEST(InspectDecode, InvalidNumbers) {
+    EXPECT_EQ(error_of("-1").rfind("negative", 0), 0u);
+    EXPECT_EQ(error_of("-9223372036854775808").rfind("negative", 0), 0u);
+    EXPECT_EQ(error_of("-99999999999999999999").rfind("negative", 0), 0u);
+    EXPECT_EQ(error_of("9223372036854775808").rfind("out of range", 0), 0u);
+    EXPECT_EQ(error_of("99999999999999999999999").rfind("out of range", 0), 0u);
+    for (const char* t : {"12a", "1.5", "1e18", "+5", "0x1f", "-", "--1", "-1a", "12-34", "٣"})
+        EXPECT_EQ(error_of(t).rfind("not a number", 0), 0u) << t;
+    EXPECT_EQ(error_of("hello"), "not a number or a UUID");
+    EXPECT_EQ(error_of(""), "empty input");
+}
+
+// ---------------------------------------------------------------------------
+// UUIDs
+
+TEST(InspectDecode, Uuidv7Time) {
+    const Decoded d = decode("01a22700-f63a-78f3-a26f-1db9e426f23a");
+    ASSERT_EQ(d.kind, Kind::Uuid);
+    EXPECT_EQ(d.canonical, "01a22700-f63a-78f3-a26f-1db9e426f23a");
+    EXPECT_EQ(d.unix_us, int64_t{0x01a22700f63a} * 1000);
+    EXPECT_EQ(format_text(d), "01a22700-f63a-78f3-a26f-1db9e426f23a time=2026-11-29T11:11:44.186Z");
+}
+
+TEST(InspectDecode, UuidForms) {
+    const std::string canonical = "01a22700-f63a-78f3-a26f-1db9e426f23a";
+    for (const char* t : {"01A22700-F63A-78F3-A26F-1DB9E426F23A", "01a22700f63a78f3a26f1db9e426f23a",
+                          "{01a22700-f63a-78f3-a26f-1db9e426f23a}", "{01a22700f63a78f3a26f1db9e426f23a}"}) {
+        const Decoded d = decode(t);
+        ASSERT_EQ(d.kind, Kind::Uuid) << t;
+        EXPECT_EQ(d.canonical, canonical);
+        EXPECT_EQ(d.input, t);
+    }
+}
+
+TEST(InspectDecode, UuidAgreesWithTheCoreBuilder) {
+    const uint8_t random[core::kUuidRandomBytes] = {0xff, 1, 2, 3, 4, 5, 6, 7};
+    for (int64_t ms : {int64_t{0}, int64_t{1}, int64_t{1795950704186}, core::kUuidMaxMs}) {
+        const core::Uuid u = core::build_uuidv7(core::uuid_ticks_from_ms(ms, 999999), random);
+        char text[40];
+        std::snprintf(text, sizeof text,
+                      "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u.bytes[0],
+                      u.bytes[1], u.bytes[2], u.bytes[3], u.bytes[4], u.bytes[5], u.bytes[6], u.bytes[7],
+                      u.bytes[8], u.bytes[9], u.bytes[10], u.bytes[11], u.bytes[12], u.bytes[13],
+                      u.bytes[14], u.bytes[15]);
+        const Decoded d = decode(text);
+        ASSERT_EQ(d.kind, Kind::Uuid) << text;
+        EXPECT_EQ(d.canonical, text);
+        EXPECT_EQ(d.unix_us, ms * 1000);  // the sub-millisecond fraction is not part of the time
+    }
+    EXPECT_EQ(format_time(core::kUuidMaxMs * 1000), "10889-08-02T05:31:50.655Z");
+    EXPECT_EQ(format_time(0), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(InspectDecode, OtherUuidVersionsAreNotVersion7) {
+    EXPECT_EQ(error_of("5c3a1f38-9d4e-4b1a-8f3e-2a1b3c4d5e6f"), "UUID version 4 is not a version-7 UUID");
+    EXPECT_EQ(error_of("00000000-0000-0000-0000-000000000000"), "UUID version 0 is not a version-7 UUID");
+    EXPECT_EQ(error_of("ffffffff-ffff-ffff-ffff-ffffffffffff"), "UUID version 15 is not a version-7 UUID");
+    EXPECT_EQ(error_of("1ef5f2a4-8c1b-11ef-9f8e-0242ac120002"), "UUID version 1 is not a version-7 UUID");
+    // Version 7 with another variant: uuidv7_timestamp() returns NULL for it too.
+    EXPECT_EQ(error_of("01a22700-f63a-78f3-c26f-1db9e426f23a").rfind("not a version-7 UUID", 0), 0u);
+}
+
+TEST(InspectDecode, MalformedUuids) {
+    for (const char* t : {"01a22700-f63a-78f3-a26f-1db9e426f23", "01a22700-f63a-78f3-a26f-1db9e426f23ab",
+                          "01a22700f63a-78f3-a26f-1db9e426f23a-", "01a22700-f63a-78f3-a26f-1db9e426f23g",
+                          "{01a22700-f63a-78f3-a26f-1db9e426f23a", "01a2-2700", "urn:uuid:01a22700-f63a-78f3"})
+        EXPECT_EQ(error_of(t).rfind("not a UUID", 0), 0u) << t;
+}
+
+// ---------------------------------------------------------------------------
+// Output
+
+TEST(InspectFormat, Times) {
+    EXPECT_EQ(format_time(kDefaultEpochUs), "2025-01-01T00:00:00.000Z");
+    EXPECT_EQ(format_time(kDefaultEpochUs - 1000), "2024-12-31T23:59:59.999Z");
+    EXPECT_EQ(format_time(kDefaultEpochUs - 1), "2024-12-31T23:59:59.999999Z");
+    EXPECT_EQ(format_time(int64_t{951782400} * 1000000), "2000-02-29T00:00:00.000Z");
+    EXPECT_EQ(format_time(-1000), "1969-12-31T23:59:59.999Z");
+    int64_t year1 = 0;
+    ASSERT_EQ(core::parse_epoch("0001-01-01T00:00:00Z", &year1), core::EpochParse::Ok);
+    EXPECT_EQ(format_time(year1), "0001-01-01T00:00:00.000Z");
+}
+
+TEST(InspectFormat, JsonOfAnId) {
+    EXPECT_EQ(format_json(decode("252752938651381760")),
+              "{\"input\":\"252752938651381760\",\"type\":\"snowflake\",\"id\":\"252752938651381760\","
+              "\"time\":\"2026-11-29T11:09:56.497Z\",\"ms_since_epoch\":60260996497,\"worker\":7,"
+              "\"sequence\":0,\"epoch\":\"2025-01-01T00:00:00.000Z\"}");
+    EXPECT_NE(format_json(decode("0007")).find("\"input\":\"0007\",\"type\":\"snowflake\",\"id\":\"7\""),
+              std::string::npos);
+}
+
+TEST(InspectFormat, JsonOfAUuid) {
+    EXPECT_EQ(format_json(decode("01A22700F63A78F3A26F1DB9E426F23A")),
+              "{\"input\":\"01A22700F63A78F3A26F1DB9E426F23A\",\"type\":\"uuidv7\","
+              "\"uuid\":\"01a22700-f63a-78f3-a26f-1db9e426f23a\",\"time\":\"2026-11-29T11:11:44.186Z\","
+              "\"unix_ms\":1795950704186}");
+}
+
+TEST(InspectFormat, JsonOfInvalidInputEscapesIt) {
+    EXPECT_EQ(format_json(decode("a\"b\\c")),
+              "{\"input\":\"a\\\"b\\\\c\",\"type\":\"invalid\",\"error\":\"not a number or a UUID\"}");
+    EXPECT_EQ(format_text(decode("abc")), "");
+}
+
+TEST(InspectFormat, JsonStrings) {
+    EXPECT_EQ(json_string(""), "\"\"");
+    EXPECT_EQ(json_string("plain"), "\"plain\"");
+    EXPECT_EQ(json_string(std::string("\x01\x1f\x7f\t", 4)), "\"\\u0001\\u001f\\u007f\\u0009\"");
+    EXPECT_EQ(json_string(std::string("a\0b", 3)), "\"a\\u0000b\"");
+    EXPECT_EQ(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    EXPECT_EQ(json_string("\xff"), "\"\\ufffd\"");
+    EXPECT_EQ(json_string("\xc3"), "\"\\ufffd\"");                 // truncated
+    EXPECT_EQ(json_string("\xc0\xaf"), "\"\\ufffd\\ufffd\"");       // overlong
+    EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
+    EXPECT_EQ(json_string("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // past U+10FFFF
+}
+
+TEST(InspectFormat, ErrorMessagesNameTheTokenAndWhere) {
+    EXPECT_EQ(error_message(decode("abc"), 0), "snowflake-inspect: \"abc\": not a number or a UUID");
+    EXPECT_EQ(error_message(decode("-3"), 12),
+              "snowflake-inspect: stdin line 12: \"-3\": negative: Snowflake ids are positive bigints "
+              "(bit 63 is zero)");
+    EXPECT_EQ(error_message(decode("\x1b[31m"), 0).find('\x1b'), std::string::npos);
+}
+
+TEST(InspectSplit, Separators) {
+    EXPECT_EQ(split_tokens(" 1\t2,3,,  4\r\n"), (std::vector<std::string_view>{"1", "2", "3", "4"}));
+    EXPECT_TRUE(split_tokens("").empty());
+    EXPECT_TRUE(split_tokens(" ,\n").empty());
+    EXPECT_EQ(split_tokens("{01a22700-f63a-78f3-a26f-1db9e426f23a}"),
+              (std::vector<std::string_view>{"{01a22700-f63a-78f3-a26f-1db9e426f23a}"}));
+}
+
+}  // namespace
