@@ -197,6 +197,8 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
     return r;
 }
 
+}  // namespace
+
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
@@ -251,6 +253,8 @@ core::Next issue(int32_t max_count) {
         CHECK_FOR_INTERRUPTS();
     }
 }
+
+namespace {
 
 struct BatchState {
     int32_t remaining;  // ids still to return

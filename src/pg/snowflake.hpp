@@ -138,6 +138,13 @@ enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
 // The mark file, relative to the data directory.
 constexpr const char* kMarkFile = "snowflake.mark";
 
+// nextval.cpp: the id path. Issues up to max_count (1 to kIdsPerMs) ids of
+// one millisecond: r.first_id .. r.first_id + r.count - 1, waiting as needed
+// in interruptible slices. Raises an error (ereport) when ids cannot be
+// issued: callers outside a SQL function (a background worker) call it inside
+// PG_TRY with only plain data in scope.
+snowflake::core::Next issue(int32_t max_count);
+
 // mark.cpp: the file.
 void load_mark(SharedState* s);          // postmaster, at shared memory creation
 void register_mark_shutdown();           // postmaster: write the exact mark at a clean stop
