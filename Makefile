@@ -11,7 +11,8 @@ EXTENSION   = snowflake
 MODULE_big  = snowflake
 DATA        = snowflake--1.0.sql
 
-CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp
+CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
+            src/core/lease.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/shmem.cpp src/pg/nextval.cpp \
             src/pg/decode.cpp src/pg/uuid.cpp src/pg/mark.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
