@@ -58,6 +58,22 @@ $(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.h
 	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(GTEST_LIBS)
 
+# The etcd gateway client (src/etcd), built the way the extension builds
+# its code (no exceptions), and its tests against a real etcd
+# (test/etcd_client.sh starts one) and a misbehaving fake (libmicrohttpd).
+ETCD_CXXFLAGS := $(CORE_CXXFLAGS) -fno-exceptions -DJSON_NOEXCEPTION
+ETCD_LIBS := -lcurl
+ETCD_TEST_SRCS := $(wildcard test/etcd/*.cpp)
+
+$(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
+
+$(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUILD)/etcd_client.o \
+                            $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client.o $(CORE_SRCS) \
+	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
@@ -70,7 +86,7 @@ installed: deps
 	$(MAKE) install
 
 test: installed
-	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
+	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
 	test/run_all.sh
 
 demo: installed

@@ -16,6 +16,7 @@ SUITES=(
     "uuidv7 across backends|test/uuid_backends.sh"
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
+    "etcd client|test/etcd_client.sh"
 )
 
 passed=0
