@@ -16,7 +16,7 @@ MODULE_big  = snowflake
 DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
-            src/core/reservation.cpp
+            src/core/reservation.cpp src/core/lease.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
             src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
@@ -73,6 +73,22 @@ $(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildc
 	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
 
+# The etcd gateway client (src/etcd), built the way the extension builds
+# its code (no exceptions), and its tests against a real etcd
+# (test/etcd_client.sh starts one) and a misbehaving fake (libmicrohttpd).
+ETCD_CXXFLAGS := $(CORE_CXXFLAGS) -fno-exceptions -DJSON_NOEXCEPTION
+ETCD_LIBS := -lcurl
+ETCD_TEST_SRCS := $(wildcard test/etcd/*.cpp)
+
+$(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
+
+$(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUILD)/etcd_client.o \
+                            $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client.o $(CORE_SRCS) \
+	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
@@ -85,7 +101,7 @@ installed: deps
 	$(MAKE) install
 
 test: installed
-	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
+	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
 	test/run_all.sh
 
 demo: installed

@@ -13,6 +13,8 @@ PACKAGES=(
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
+    libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd)
+    etcd-server etcd-client curl libmicrohttpd-dev  # etcd client tests: real etcd, fake gateway
 )
 
 missing=()

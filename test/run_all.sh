@@ -17,6 +17,7 @@ SUITES=(
     "snowflake-inspect|test/inspect.sh"
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
+    "etcd client|test/etcd_client.sh"
 )
 
 passed=0

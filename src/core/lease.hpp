@@ -1,0 +1,291 @@
+// Worker ids leased from etcd: the decisions, without the network.
+//
+// Pure: the caller passes in the time (a monotonic clock in nanoseconds for
+// everything about the lease, id-space milliseconds for marks), performs the
+// etcd calls itself (src/etcd/client.hpp) and reports their outcome here. The
+// state is plain data (no pointers, no heap), so it can live in shared
+// memory. Nothing here sleeps, reads a clock or does I/O.
+//
+// Safety argument, in two independent layers:
+//  1. Fencing. etcd expires a lease TTL seconds after it last renewed it, by
+//     its own clock. It received our grant or keepalive after we sent it, so
+//     it cannot expire the lease before send_time + TTL. We stop issuing ids
+//     at deadline = send time of the last grant/keepalive etcd confirmed
+//     + TTL - margin. The margin, max(1 s, TTL/10), absorbs what the send time
+//     cannot: clock-rate error between our monotonic clock and etcd's (NTP
+//     slews up to 0.05 %, VMs worse: TTL/10 is far above that), a backend that
+//     checked the deadline and was then descheduled before handing out its
+//     id, and etcd's expiry check interval (~0.5 s). 1 s is the floor so that
+//     a short TTL still keeps a scheduling stall inside the margin.
+//  2. Marks. Each worker id has a mark in etcd (<prefix>/marks/<id>): a
+//     reservation, written before any id in it is issued, that reaches ahead
+//     of the holder's clock. Ids are only issued up to min(local reservation,
+//     etcd reservation). A new holder starts above max(local mark, etcd mark),
+//     so it never reissues an earlier holder's ids even if their clocks
+//     disagree, and the mark is written with a compare on its mod revision,
+//     so an old holder that lost the id cannot move it after the new holder
+//     read it.
+//
+// How a background worker drives it (the glue; one Lease per node):
+//
+//   Lease l = lease_start(cfg, now_ns());             // Static if no endpoints
+//   for (;;) {                                         // WaitLatch + interrupts
+//       int64_t now = now_ns();
+//       lease_tick(l, cfg, now);                       // deadline passed?
+//       publish l.state, l.worker, l.deadline_ns to shared memory
+//       LeaseStep s = lease_next_step(l, cfg, now);
+//       switch (s.action) {
+//       case LeaseAction::Wait:  sleep until s.at_ns (or latch); break;
+//       case LeaseAction::Grant: t = now_ns(); r = client.grant(ttl_s);
+//           r.ok ? lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s*1000, t, now_ns())
+//                : lease_on_failure(l, cfg, LeaseAction::Grant, r.error.c_str(), now_ns());
+//       case LeaseAction::ListWorkers: client.range(prefix + "/workers/") ->
+//           TakenIds from parse_worker_key() on each key;
+//           lease_choose_worker(l, cfg, taken, random) -> id (-1: all taken: lease_on_failure)
+//       case LeaseAction::Claim: client.claim(worker_key(prefix, l.candidate),
+//           encode_node_identity(me), l.lease_id) ->
+//           lease_on_claim_ok / lease_on_claim_taken(holder value) / lease_on_failure
+//       case LeaseAction::ReadMark: client.get(mark_key(prefix, l.worker)) ->
+//           decode_etcd_mark(); plan_handover(local mark, etcd mark) -> restart the
+//           generator above the floor, etcd reservation = the etcd mark's ms;
+//           lease_on_mark_read(l, cfg, now_ns())    -> Held
+//       case LeaseAction::KeepAlive: t = now_ns(); r = client.keepalive(l.lease_id);
+//           r.ok && r.ttl_s > 0 ? lease_on_keepalive_ok(l, cfg, t, now_ns())
+//           : r.ok ? lease_on_lease_gone(l, cfg, now_ns())
+//                  : lease_on_failure(l, cfg, LeaseAction::KeepAlive, ...)
+//       }
+//       while held: if etcd_mark_due(...) write encode_etcd_mark({now_ms +
+//           kEtcdMarkWindowMs, false}) with compare-and-put on the mark's mod
+//           revision; only after it succeeded publish the new etcd reservation.
+//   }
+//   On SIGTERM: lease_on_shutdown(l) (backends stop issuing: may_issue is
+//   false), then if plan_shutdown(l, now).write_exact_mark, put
+//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)); then revoke.
+//
+// Backends only call lease_may_issue(published state, deadline, now_ns())
+// before issuing, and cap the generator's reservation with
+// issue_limit_ms(local reserved_until, etcd reserved_until).
+#pragma once
+
+#include "pure.hpp"
+
+#include "layout.hpp"
+#include "mark.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace snowflake::core {
+
+// ---------------------------------------------------------------------------
+// Settings
+
+constexpr int32_t kMinLeaseTtlS = 5;
+constexpr int32_t kMaxLeaseTtlS = 300;
+constexpr int32_t kDefaultLeaseTtlS = 30;
+
+struct LeaseConfig {
+    int64_t ttl_ms = int64_t{kDefaultLeaseTtlS} * 1000;  // snowflake.lease_ttl
+    int32_t static_worker = -1;  // snowflake.worker_id: -1 = lease any free id
+    bool leasing = true;         // false when snowflake.etcd_endpoints is empty
+};
+
+// max(1 s, TTL/10): see the safety argument at the top.
+int64_t fencing_margin_ms(int64_t ttl_ms) noexcept;
+
+// ---------------------------------------------------------------------------
+// The state machine
+
+enum class LeaseState {
+    Static,     // no etcd: snowflake.worker_id is used as is
+    Acquiring,  // trying to get a lease and an id; none held since start
+    Held,       // an id is held and its mark read: ids may be issued until the deadline
+    Expired,    // an id was held and is lost (deadline passed or lease gone); trying again
+};
+const char* lease_state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
+
+enum class LeaseAction {
+    Wait,         // nothing to do before at_ns
+    Grant,        // client.grant(ttl)
+    ListWorkers,  // client.range(<prefix>/workers/), then lease_choose_worker()
+    Claim,        // client.claim(<prefix>/workers/<candidate>, identity, lease_id)
+    ReadMark,     // client.get(<prefix>/marks/<worker>), plan_handover()
+    KeepAlive,    // client.keepalive(lease_id)
+};
+const char* lease_action_name(LeaseAction a) noexcept;
+
+struct LeaseStep {
+    LeaseAction action = LeaseAction::Wait;
+    int64_t at_ns = 0;  // Wait: when to ask again (the worker may wake earlier)
+};
+
+constexpr size_t kLeaseErrorSize = 256;
+
+struct Lease {
+    LeaseState state = LeaseState::Acquiring;
+    int64_t lease_id = 0;            // etcd lease; 0 = none
+    int64_t granted_ttl_ms = 0;      // min(asked, granted)
+    int32_t worker = -1;             // id claimed (Held, or claimed and reading its mark)
+    int32_t candidate = -1;          // id to claim next (-1: list workers first)
+    int32_t previous_worker = -1;    // last id held: preferred when reacquiring
+    bool mark_read = false;          // the claimed id's etcd mark has been read
+    bool stopping = false;           // lease_on_shutdown() was called
+    int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive etcd confirmed
+    int64_t deadline_ns = 0;         // ids may be issued while now < deadline (Held)
+    int64_t next_keepalive_ns = 0;   // when the next keepalive is due (lease_id != 0)
+    int64_t retry_at_ns = 0;         // earliest time for the next acquisition step
+    int32_t consecutive_failures = 0;
+    int32_t contention = 0;          // claims lost in a row (rotates the choice)
+    int32_t rotate_from = 0;         // lowest-free search starts here after contention
+    uint64_t renewals = 0;           // confirmed keepalives
+    uint64_t failures = 0;           // failed calls of any kind
+    bool taken_by_other = false;     // static id held by another node (see last_error)
+    char last_error[kLeaseErrorSize] = {};  // sentence; empty if none yet
+};
+
+// A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
+// due at now_ns.
+Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// What the worker should do now (or wait for).
+LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Held and now < deadline and not stopping; always true when Static.
+bool lease_may_issue(const Lease& l, int64_t now_ns) noexcept;
+// The same test on the published fields, for backends.
+bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept;
+
+// Moves Held to Expired once now >= deadline. Returns true if it did.
+bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Outcomes. send_ns is the monotonic time just before the request was sent.
+void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
+                       int64_t send_ns, int64_t now_ns) noexcept;
+// Chooses the id to claim from the ids taken under <prefix>/workers/: the
+// previous id if free, else the lowest free id at or after rotate_from
+// (wrapping); after a lost claim, a random one (random_value) among the
+// lowest free ids, so that nodes starting together spread out. Sets
+// l.candidate and returns it, or -1 if every id is taken (then call
+// lease_on_failure with a sentence: all ids are taken). Static: the static id.
+struct TakenIds {
+    uint64_t bits[(kMaxWorker + 1 + 63) / 64] = {};
+};
+void taken_add(TakenIds& t, int32_t worker) noexcept;
+bool taken_has(const TakenIds& t, int32_t worker) noexcept;
+int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
+                            uint32_t random_value) noexcept;
+void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+// The claim's compare failed: the key exists. holder_text is its value (a
+// node identity, or anything: it is only described), holder_lease its lease.
+// If holder_lease is our own lease, an earlier claim whose answer was lost
+// did succeed: this counts as lease_on_claim_ok. Otherwise, with a static id
+// the claim is retried after a delay and last_error names the holder; with
+// any free id the next id is chosen at once (ListWorkers again).
+void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
+                          int64_t holder_lease, int64_t now_ns) noexcept;
+void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
+                           int64_t now_ns) noexcept;
+// keepalive answered TTL 0, or a call said the lease is not found: the key
+// is gone with it. Ids are refused at once; a new grant is due.
+void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+// A call failed (network, timeout, bad answer); `error` is its sentence.
+// Held stays Held until the deadline; the step is retried with backoff.
+void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
+                      int64_t now_ns) noexcept;
+void lease_on_shutdown(Lease& l) noexcept;
+
+// Delay before retrying after n >= 1 consecutive failures: 250 ms doubling,
+// at most max(250 ms, TTL/6), so a renewal is retried a few times before
+// the deadline but never in a busy loop.
+int64_t lease_retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
+
+struct ShutdownPlan {
+    bool write_exact_mark = false;  // we still hold the id: hand over the exact mark
+    bool revoke = false;            // a lease exists: revoke it
+};
+ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
+
+// ---------------------------------------------------------------------------
+// Marks and hand-over (id-space milliseconds)
+
+// How far ahead of the clock the etcd mark reaches, and when it is renewed
+// (less than half of it left). Larger than the local window because a write
+// is a network round trip; a new holder after a crash waits at most this
+// long (minus the TTL it already waited for the lease to expire).
+constexpr int64_t kEtcdMarkWindowMs = 5000;
+
+struct Handover {
+    int64_t floor_ms = -1;  // the generator starts above this (state_after)
+    int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
+};
+// floor = max(local, etcd); the grace is the window of a reservation that
+// reaches the floor (a clean mark is exact: no grace).
+Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
+                       int64_t etcd_window_ms) noexcept;
+
+// Ids may be issued up to min(local reservation, etcd reservation).
+constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
+                                 int64_t etcd_reserved_until_ms) noexcept {
+    return local_reserved_until_ms < etcd_reserved_until_ms ? local_reserved_until_ms
+                                                            : etcd_reserved_until_ms;
+}
+
+// Whether the worker should extend the etcd reservation now: a backend asked
+// for it (its ids reached the limit), or ids are being issued (active) and
+// less than half the window is left ahead of the clock.
+bool etcd_mark_due(int64_t etcd_reserved_until_ms, int64_t now_ms, bool requested, bool active,
+                   int64_t window_ms = kEtcdMarkWindowMs) noexcept;
+// The reservation to write: now + window, never below what is reserved.
+int64_t etcd_mark_extension(int64_t etcd_reserved_until_ms, int64_t now_ms,
+                            int64_t window_ms = kEtcdMarkWindowMs) noexcept;
+// The mark written at a clean shutdown, after ids stopped: the generator's
+// last_ms (which starts at the hand-over floor, so it is never below an
+// earlier holder's mark), flagged exact.
+Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept;
+
+// Text of the etcd mark: "<ms> reserved" or "<ms> exact".
+std::string encode_etcd_mark(const Mark& m) noexcept;
+bool decode_etcd_mark(std::string_view text, Mark* out) noexcept;
+
+// ---------------------------------------------------------------------------
+// Keys
+
+std::string worker_key(std::string_view prefix, int32_t worker) noexcept;  // <prefix>/workers/<id>
+std::string workers_prefix(std::string_view prefix) noexcept;              // <prefix>/workers/
+std::string mark_key(std::string_view prefix, int32_t worker) noexcept;    // <prefix>/marks/<id>
+// The id of a key under <prefix>/workers/, or -1 if it is not one.
+int32_t parse_worker_key(std::string_view prefix, std::string_view key) noexcept;
+// snowflake.lease_prefix: starts with '/', no trailing '/', printable ASCII
+// without spaces, at most 200 bytes. On false, *reason is a sentence.
+bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept;
+
+// ---------------------------------------------------------------------------
+// The node identity stored in a worker key: one line of text,
+//   snowflake-node host=<host> port=<port> system_identifier=<u64> started_unix_ms=<i64>
+// Unknown fields are ignored when decoding (later versions may add some).
+
+struct NodeIdentity {
+    std::string host;                // control characters and spaces become '_'
+    int32_t port = 0;                // 1..65535
+    uint64_t system_identifier = 0;  // pg_control's
+    int64_t started_unix_ms = 0;     // postmaster start time
+};
+std::string encode_node_identity(const NodeIdentity& n) noexcept;
+bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept;
+// "host db1 port 5432 (system identifier 7312..., started 2026-12-01 03:44:47 UTC)";
+// for a value that is not an identity, a quoted, truncated copy of it.
+std::string describe_holder(std::string_view value) noexcept;
+
+// ---------------------------------------------------------------------------
+// snowflake.etcd_endpoints: "http://host:port[,http://host:port...]"; spaces
+// around entries are allowed. host is a name, an IPv4 address or [IPv6].
+// An empty (or all-space) string gives no endpoints (leasing off).
+constexpr size_t kMaxEndpoints = 16;
+bool parse_endpoints(std::string_view text, std::vector<std::string>* out,
+                     std::string* reason) noexcept;
+
+}  // namespace snowflake::core

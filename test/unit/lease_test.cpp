@@ -1,0 +1,756 @@
+// Unit tests of the lease decisions (src/core/lease.hpp), driven by injected
+// monotonic times: the tests play the worker loop and choose every outcome
+// etcd would give.
+
+#include "core/generator.hpp"
+#include "core/lease.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace snowflake::core;
+
+constexpr int64_t kMs = 1000000;  // ns per ms
+constexpr int64_t kS = 1000 * kMs;
+
+LeaseConfig config(int64_t ttl_s, int32_t static_worker = -1) {
+    LeaseConfig c;
+    c.ttl_ms = ttl_s * 1000;
+    c.static_worker = static_worker;
+    c.leasing = true;
+    return c;
+}
+
+// Runs grant, list, claim and mark read at time t, all succeeding; the
+// grant is sent at t. Returns the worker held.
+int32_t acquire(Lease& l, const LeaseConfig& c, int64_t t, int64_t lease_id = 77,
+                const TakenIds& taken = TakenIds{}) {
+    EXPECT_EQ(lease_next_step(l, c, t).action, LeaseAction::Grant);
+    lease_on_grant_ok(l, c, lease_id, c.ttl_ms, t, t);
+    LeaseStep s = lease_next_step(l, c, t);
+    if (c.static_worker < 0) {
+        EXPECT_EQ(s.action, LeaseAction::ListWorkers);
+        EXPECT_GE(lease_choose_worker(l, c, taken, 0), 0);
+        s = lease_next_step(l, c, t);
+    }
+    EXPECT_EQ(s.action, LeaseAction::Claim);
+    lease_on_claim_ok(l, c, t);
+    EXPECT_EQ(lease_next_step(l, c, t).action, LeaseAction::ReadMark);
+    EXPECT_FALSE(lease_may_issue(l, t));  // not before the mark is read
+    lease_on_mark_read(l, c, t);
+    EXPECT_EQ(l.state, LeaseState::Held);
+    return l.worker;
+}
+
+// ---------------------------------------------------------------------------
+// Margin and deadline
+
+TEST(LeaseFencing, MarginIsOneSecondOrATenthOfTheTtl) {
+    EXPECT_EQ(fencing_margin_ms(5000), 1000);
+    EXPECT_EQ(fencing_margin_ms(10000), 1000);
+    EXPECT_EQ(fencing_margin_ms(30000), 3000);
+    EXPECT_EQ(fencing_margin_ms(300000), 30000);
+    // Clamped inputs: never more than half the TTL, never negative.
+    EXPECT_EQ(fencing_margin_ms(0), 500);
+    EXPECT_EQ(fencing_margin_ms(-5), 500);
+    EXPECT_GT(fencing_margin_ms(std::numeric_limits<int64_t>::max()), 0);
+}
+
+TEST(LeaseFencing, DeadlineCountsFromTheGrantSendTimeNotItsAnswer) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    // Grant sent at 1 s, answered at 1.9 s (slow network).
+    lease_on_grant_ok(l, c, 5, 30000, 1 * kS, 1900 * kMs);
+    lease_choose_worker(l, c, TakenIds{}, 0);
+    lease_on_claim_ok(l, c, 2 * kS);
+    lease_on_mark_read(l, c, 2 * kS);
+    EXPECT_EQ(l.deadline_ns, 1 * kS + 30 * kS - 3 * kS);
+}
+
+TEST(LeaseFencing, IdsStopBeforeTheLeaseCanHaveExpiredInEtcd) {
+    const LeaseConfig c = config(10);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    // etcd cannot expire the lease before send time + TTL = 10 s.
+    EXPECT_TRUE(lease_may_issue(l, 8999 * kMs));
+    EXPECT_FALSE(lease_may_issue(l, 9 * kS));
+    EXPECT_FALSE(lease_may_issue(l, 10 * kS));
+    // The published-fields form used by backends agrees.
+    EXPECT_TRUE(lease_may_issue(l.state, l.deadline_ns, 8999 * kMs));
+    EXPECT_FALSE(lease_may_issue(l.state, l.deadline_ns, 9 * kS));
+    EXPECT_FALSE(lease_tick(l, c, 8999 * kMs));
+    EXPECT_TRUE(lease_tick(l, c, 9 * kS));
+    EXPECT_EQ(l.state, LeaseState::Expired);
+    EXPECT_FALSE(lease_may_issue(l, 9 * kS));
+    EXPECT_NE(std::string(l.last_error).find("ids are refused"), std::string::npos);
+}
+
+TEST(LeaseFencing, AGrantedTtlShorterThanAskedShortensTheDeadline) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 5, 10000, 0, 0);
+    EXPECT_EQ(l.deadline_ns, 9 * kS);
+    // A longer grant (etcd raises TTLs below its minimum) does not lengthen it.
+    Lease m = lease_start(c, 0);
+    lease_on_grant_ok(m, c, 5, 60000, 0, 0);
+    EXPECT_EQ(m.deadline_ns, 27 * kS);
+}
+
+TEST(LeaseFencing, StaticAlwaysIssuesAndNeverActs) {
+    LeaseConfig c = config(30, 7);
+    c.leasing = false;
+    Lease l = lease_start(c, 0);
+    EXPECT_EQ(l.state, LeaseState::Static);
+    EXPECT_EQ(l.worker, 7);
+    EXPECT_TRUE(lease_may_issue(l, std::numeric_limits<int64_t>::max()));
+    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_FALSE(lease_tick(l, c, std::numeric_limits<int64_t>::max()));
+    EXPECT_FALSE(plan_shutdown(l, 0).revoke);
+    EXPECT_STREQ(lease_state_name(l.state), "static");
+}
+
+TEST(LeaseFencing, NothingIsIssuedWhileAcquiring) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    EXPECT_EQ(l.state, LeaseState::Acquiring);
+    EXPECT_FALSE(lease_may_issue(l, 0));
+    lease_on_grant_ok(l, c, 5, 30000, 0, 0);
+    EXPECT_FALSE(lease_may_issue(l, 0));
+}
+
+// ---------------------------------------------------------------------------
+// Keepalive
+
+TEST(LeaseKeepalive, DueAThirdOfTheTtlAfterTheConfirmedSend) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    LeaseStep s = lease_next_step(l, c, 1 * kS);
+    EXPECT_EQ(s.action, LeaseAction::Wait);
+    EXPECT_EQ(s.at_ns, 10 * kS);
+    EXPECT_EQ(lease_next_step(l, c, 10 * kS).action, LeaseAction::KeepAlive);
+    // Sent at 10 s, confirmed at 10.5 s: the deadline moves to 10 + 27 s.
+    lease_on_keepalive_ok(l, c, 10 * kS, 10500 * kMs);
+    EXPECT_EQ(l.deadline_ns, 37 * kS);
+    EXPECT_EQ(l.renewals, 1u);
+    EXPECT_EQ(lease_next_step(l, c, 11 * kS).at_ns, 20 * kS);
+}
+
+TEST(LeaseKeepalive, AnOlderConfirmationNeverMovesTheDeadlineBack) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    lease_on_keepalive_ok(l, c, 12 * kS, 12 * kS);
+    const int64_t d = l.deadline_ns;
+    lease_on_keepalive_ok(l, c, 11 * kS, 13 * kS);
+    EXPECT_EQ(l.deadline_ns, d);
+}
+
+TEST(LeaseKeepalive, FailuresRetryFasterWithBackoffUntilTheDeadline) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    int64_t t = 10 * kS;
+    std::vector<int64_t> gaps;
+    while (true) {
+        lease_tick(l, c, t);
+        if (l.state != LeaseState::Held) break;
+        const LeaseStep s = lease_next_step(l, c, t);
+        if (s.action != LeaseAction::KeepAlive) {
+            ASSERT_EQ(s.action, LeaseAction::Wait);
+            ASSERT_GT(s.at_ns, t);  // never a busy loop
+            t = s.at_ns;
+            continue;
+        }
+        lease_on_failure(l, c, LeaseAction::KeepAlive, "connection refused to http://127.0.0.1:1", t);
+        gaps.push_back(l.next_keepalive_ns - t);
+        EXPECT_TRUE(lease_may_issue(l, t));  // still inside the deadline
+    }
+    EXPECT_EQ(l.state, LeaseState::Expired);
+    EXPECT_EQ(t, 27 * kS);
+    EXPECT_FALSE(lease_may_issue(l, t));
+    ASSERT_GE(gaps.size(), 5u);
+    EXPECT_EQ(gaps[0], 250 * kMs);
+    EXPECT_EQ(gaps[1], 500 * kMs);
+    EXPECT_EQ(gaps[2], 1000 * kMs);
+    EXPECT_EQ(gaps.back(), 5 * kS);  // capped at TTL/6
+    EXPECT_EQ(l.failures, gaps.size());
+}
+
+TEST(LeaseKeepalive, RetryDelayBounds) {
+    EXPECT_EQ(lease_retry_delay_ns(1, 5000), 250 * kMs);
+    EXPECT_EQ(lease_retry_delay_ns(2, 5000), 500 * kMs);
+    EXPECT_EQ(lease_retry_delay_ns(3, 5000), 833 * kMs);  // TTL/6
+    EXPECT_EQ(lease_retry_delay_ns(1000, 5000), 833 * kMs);
+    EXPECT_EQ(lease_retry_delay_ns(0, 5000), 250 * kMs);
+    EXPECT_EQ(lease_retry_delay_ns(-1, 5000), 250 * kMs);
+    EXPECT_EQ(lease_retry_delay_ns(std::numeric_limits<int32_t>::max(), 300000), 50 * kS);
+}
+
+TEST(LeaseKeepalive, ConfirmedAfterTheDeadlineResumesTheSameIdOnTheSameLease) {
+    const LeaseConfig c = config(10);
+    Lease l = lease_start(c, 0);
+    const int32_t w = acquire(l, c, 0);
+    lease_tick(l, c, 9 * kS);
+    ASSERT_EQ(l.state, LeaseState::Expired);
+    // etcd was slow but the lease lived: a keepalive sent at 9.5 s is confirmed.
+    ASSERT_EQ(lease_next_step(l, c, 9500 * kMs).action, LeaseAction::KeepAlive);
+    lease_on_keepalive_ok(l, c, 9500 * kMs, 9600 * kMs);
+    EXPECT_EQ(l.state, LeaseState::Held);
+    EXPECT_EQ(l.worker, w);
+    EXPECT_TRUE(lease_may_issue(l, 9600 * kMs));
+}
+
+TEST(LeaseKeepalive, LeaseGoneRefusesAtOnceAndReacquiresTheSameIdIfFree) {
+    const LeaseConfig c = config(10);
+    Lease l = lease_start(c, 0);
+    TakenIds taken;
+    taken_add(taken, 0);
+    taken_add(taken, 1);
+    const int32_t w = acquire(l, c, 0, 77, taken);
+    ASSERT_EQ(w, 2);
+    lease_on_lease_gone(l, c, 3 * kS);  // keepalive answered TTL 0
+    EXPECT_EQ(l.state, LeaseState::Expired);
+    EXPECT_FALSE(lease_may_issue(l, 3 * kS));
+    EXPECT_EQ(l.lease_id, 0);
+    EXPECT_EQ(l.worker, -1);
+    EXPECT_NE(std::string(l.last_error).find("no longer exists"), std::string::npos);
+    // Reacquire: a new grant, and id 2 again even though 0 and 1 became free.
+    ASSERT_EQ(lease_next_step(l, c, 3 * kS).action, LeaseAction::Grant);
+    lease_on_grant_ok(l, c, 78, 10000, 3 * kS, 3 * kS);
+    ASSERT_EQ(lease_next_step(l, c, 3 * kS).action, LeaseAction::ListWorkers);
+    EXPECT_EQ(lease_choose_worker(l, c, TakenIds{}, 5), 2);
+    lease_on_claim_ok(l, c, 3 * kS);
+    lease_on_mark_read(l, c, 3 * kS);
+    EXPECT_EQ(l.state, LeaseState::Held);
+    EXPECT_EQ(l.worker, 2);
+    EXPECT_EQ(l.deadline_ns, 12 * kS);
+}
+
+TEST(LeaseKeepalive, PreviousIdTakenMeanwhileFallsBackToAnother) {
+    const LeaseConfig c = config(10);
+    Lease l = lease_start(c, 0);
+    TakenIds taken;
+    taken_add(taken, 0);
+    acquire(l, c, 0, 77, taken);
+    ASSERT_EQ(l.worker, 1);
+    lease_on_lease_gone(l, c, kS);
+    lease_on_grant_ok(l, c, 78, 10000, kS, kS);
+    TakenIds now_taken;
+    taken_add(now_taken, 1);
+    EXPECT_EQ(lease_choose_worker(l, c, now_taken, 0), 0);
+}
+
+TEST(LeaseKeepalive, ExpiryThroughFailuresThenEtcdReturns) {
+    const LeaseConfig c = config(5);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    int64_t t = 0;
+    // etcd unreachable from the start: every keepalive fails, ids stop at 4 s.
+    while (t < 20 * kS) {
+        lease_tick(l, c, t);
+        const LeaseStep s = lease_next_step(l, c, t);
+        if (s.action == LeaseAction::KeepAlive) {
+            lease_on_failure(l, c, s.action, "timed out after 1000 ms", t + kS);
+            t += kS;
+        } else {
+            ASSERT_EQ(s.action, LeaseAction::Wait);
+            ASSERT_GT(s.at_ns, t);
+            t = s.at_ns;
+        }
+        EXPECT_EQ(lease_may_issue(l, t), t < 4 * kS);
+    }
+    EXPECT_EQ(l.state, LeaseState::Expired);
+    // etcd is back; the lease expired there long ago: TTL 0.
+    const LeaseStep s = lease_next_step(l, c, t + 10 * kS);
+    ASSERT_EQ(s.action, LeaseAction::KeepAlive);
+    lease_on_lease_gone(l, c, t);
+    const int32_t w = acquire(l, c, t);
+    EXPECT_EQ(w, 0);
+    EXPECT_TRUE(lease_may_issue(l, t));
+}
+
+TEST(LeaseKeepalive, ALateAnswerNeverMakesKeepalivesBusyLoop) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    // Sent at 10 s, answered at 25 s: the next one is due by send time (20 s),
+    // which has passed, but not before 25.1 s.
+    lease_on_keepalive_ok(l, c, 10 * kS, 25 * kS);
+    EXPECT_EQ(lease_next_step(l, c, 25 * kS).action, LeaseAction::Wait);
+    EXPECT_EQ(lease_next_step(l, c, 25100 * kMs).action, LeaseAction::KeepAlive);
+}
+
+// ---------------------------------------------------------------------------
+// Acquisition
+
+TEST(LeaseAcquire, GrantFailureBacksOff) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Grant);
+    lease_on_failure(l, c, LeaseAction::Grant, "connection refused to http://127.0.0.1:2379", 0);
+    EXPECT_STREQ(l.last_error, "connection refused to http://127.0.0.1:2379");
+    const LeaseStep s = lease_next_step(l, c, 0);
+    EXPECT_EQ(s.action, LeaseAction::Wait);
+    EXPECT_EQ(s.at_ns, 250 * kMs);
+    EXPECT_EQ(lease_next_step(l, c, 250 * kMs).action, LeaseAction::Grant);
+    EXPECT_EQ(l.state, LeaseState::Acquiring);
+    EXPECT_EQ(l.failures, 1u);
+}
+
+TEST(LeaseAcquire, StaticIdTakenByAnotherNodeNamesItAndRetries) {
+    const LeaseConfig c = config(30, 42);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    LeaseStep s = lease_next_step(l, c, 0);
+    ASSERT_EQ(s.action, LeaseAction::Claim);  // no list for a static id
+    EXPECT_EQ(l.candidate, 42);
+    NodeIdentity other;
+    other.host = "db2";
+    other.port = 5433;
+    other.system_identifier = 7312345678901234567ULL;
+    other.started_unix_ms = 1764560687000;  // 2025-12-01 03:44:47 UTC
+    lease_on_claim_taken(l, c, encode_node_identity(other), 1234, 0);
+    EXPECT_TRUE(l.taken_by_other);
+    EXPECT_EQ(l.state, LeaseState::Acquiring);
+    EXPECT_FALSE(lease_may_issue(l, 0));
+    EXPECT_STREQ(l.last_error,
+                 "worker id 42 is held by another node: host db2 port 5433 (system identifier "
+                 "7312345678901234567, started 2025-12-01 03:44:47 UTC)");
+    s = lease_next_step(l, c, 0);
+    EXPECT_EQ(s.action, LeaseAction::Wait);
+    EXPECT_GT(s.at_ns, 0);
+    // The other node's lease expired: the retry claims it.
+    s = lease_next_step(l, c, s.at_ns);
+    ASSERT_EQ(s.action, LeaseAction::Claim);
+    EXPECT_EQ(l.candidate, 42);
+    lease_on_claim_ok(l, c, kS);
+    lease_on_mark_read(l, c, kS);
+    EXPECT_EQ(l.state, LeaseState::Held);
+    EXPECT_EQ(l.worker, 42);
+    EXPECT_FALSE(l.taken_by_other);
+}
+
+TEST(LeaseAcquire, TakenByOurOwnLeaseIsALostClaimAnswer) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    lease_choose_worker(l, c, TakenIds{}, 0);
+    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 0);
+    ASSERT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Claim);
+    lease_on_claim_taken(l, c, "whatever", 9, kS);
+    EXPECT_EQ(l.worker, 0);
+    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::ReadMark);
+}
+
+TEST(LeaseAcquire, ContentionRotatesToOtherIds) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    TakenIds taken;
+    EXPECT_EQ(lease_choose_worker(l, c, taken, 999), 0);  // lowest free first
+    lease_on_claim_taken(l, c, "snowflake-node host=a port=1 system_identifier=1 started_unix_ms=1",
+                         10, 0);
+    EXPECT_EQ(l.contention, 1);
+    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::ListWorkers);  // at once
+    // The re-read did not show the winner (say it is slow): we still move on.
+    std::set<int32_t> tried;
+    for (uint32_t r = 0; r < 64; r++) {
+        Lease copy = l;
+        const int32_t w = lease_choose_worker(copy, c, taken, r);
+        EXPECT_GE(w, 1);
+        EXPECT_LE(w, 32);
+        tried.insert(w);
+    }
+    EXPECT_EQ(tried.size(), 32u);  // spread among the 32 lowest free ids after 0
+}
+
+TEST(LeaseAcquire, ManyLostClaimsBackOffInsteadOfSpinning) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    int64_t t = 0;
+    for (int i = 0; i < 20; i++) {
+        LeaseStep s = lease_next_step(l, c, t);
+        for (int guard = 0; guard < 10 && s.action != LeaseAction::ListWorkers; guard++) {
+            if (s.action == LeaseAction::Wait) {
+                ASSERT_GT(s.at_ns, t);
+                t = s.at_ns;
+            } else {
+                ASSERT_EQ(s.action, LeaseAction::KeepAlive);  // the lease is kept meanwhile
+                lease_on_keepalive_ok(l, c, t, t);
+            }
+            s = lease_next_step(l, c, t);
+        }
+        ASSERT_EQ(s.action, LeaseAction::ListWorkers);
+        lease_choose_worker(l, c, TakenIds{}, static_cast<uint32_t>(i));
+        lease_on_claim_taken(l, c, "x", 10, t);
+    }
+    EXPECT_GT(t, 0);
+    EXPECT_EQ(l.failures, 0u);  // contention is not a failure
+}
+
+TEST(LeaseAcquire, AllIdsTaken) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    TakenIds taken;
+    for (int32_t w = 0; w <= kMaxWorker; w++) taken_add(taken, w);
+    EXPECT_EQ(lease_choose_worker(l, c, taken, 0), -1);
+    EXPECT_EQ(l.candidate, -1);
+    lease_on_failure(l, c, LeaseAction::ListWorkers, "all 1024 worker ids are taken", 0);
+    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_EQ(lease_next_step(l, c, 250 * kMs).action, LeaseAction::ListWorkers);
+}
+
+TEST(LeaseAcquire, HighestIdAndWrapAround) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    TakenIds taken;
+    for (int32_t w = 0; w < kMaxWorker; w++) taken_add(taken, w);
+    EXPECT_EQ(lease_choose_worker(l, c, taken, 0), kMaxWorker);
+    l.rotate_from = kMaxWorker;
+    TakenIds t2;
+    taken_add(t2, kMaxWorker);
+    EXPECT_EQ(lease_choose_worker(l, c, t2, 0), 0);  // wraps
+}
+
+TEST(LeaseAcquire, TakenIdsIgnoreOutOfRange) {
+    TakenIds t;
+    taken_add(t, -1);
+    taken_add(t, kMaxWorker + 1);
+    for (int32_t w = 0; w <= kMaxWorker; w++) EXPECT_FALSE(taken_has(t, w));
+    EXPECT_TRUE(taken_has(t, -1));  // never chosen
+    EXPECT_TRUE(taken_has(t, kMaxWorker + 1));
+}
+
+TEST(LeaseAcquire, KeepaliveIsKeptWhileAcquisitionIsSlow) {
+    const LeaseConfig c = config(6);
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 6000, 0, 0);
+    lease_choose_worker(l, c, TakenIds{}, 0);
+    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 1 * kS);
+    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 2 * kS);
+    // The keepalive (due at 2 s) comes before the claim retry.
+    EXPECT_EQ(lease_next_step(l, c, 2 * kS).action, LeaseAction::KeepAlive);
+}
+
+// ---------------------------------------------------------------------------
+// Shutdown
+
+TEST(LeaseShutdown, StopsIssuingAndHandsOverWhileHeld) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    lease_on_shutdown(l);
+    EXPECT_FALSE(lease_may_issue(l, kS));
+    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Wait);
+    const ShutdownPlan p = plan_shutdown(l, kS);
+    EXPECT_TRUE(p.write_exact_mark);
+    EXPECT_TRUE(p.revoke);
+}
+
+TEST(LeaseShutdown, AfterTheDeadlineOnlyRevokes) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    acquire(l, c, 0);
+    lease_tick(l, c, 27 * kS);
+    lease_on_shutdown(l);
+    const ShutdownPlan p = plan_shutdown(l, 27 * kS);
+    EXPECT_FALSE(p.write_exact_mark);
+    EXPECT_TRUE(p.revoke);
+}
+
+TEST(LeaseShutdown, NothingHeldNothingToDo) {
+    const LeaseConfig c = config(30);
+    Lease l = lease_start(c, 0);
+    lease_on_shutdown(l);
+    const ShutdownPlan p = plan_shutdown(l, 0);
+    EXPECT_FALSE(p.write_exact_mark);
+    EXPECT_FALSE(p.revoke);
+}
+
+// ---------------------------------------------------------------------------
+// Marks and hand-over
+
+TEST(LeaseMarks, HandoverStartsAboveBothMarks) {
+    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{5000, false}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.floor_ms, 5000);
+    EXPECT_EQ(h.grace_ms, kEtcdMarkWindowMs);
+    h = plan_handover(Mark{9000, false}, 1000, Mark{5000, true}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.floor_ms, 9000);
+    EXPECT_EQ(h.grace_ms, 1000);
+    h = plan_handover(Mark{-1, false}, 1000, Mark{7000, true}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.floor_ms, 7000);
+    EXPECT_EQ(h.grace_ms, 0);
+    h = plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.floor_ms, -1);
+    EXPECT_EQ(h.grace_ms, 0);
+    h = plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.floor_ms, 4000);
+    EXPECT_EQ(h.grace_ms, 1000);
+}
+
+// Node A holds worker 3 with a clock 60 s ahead of node B's. A stops (or
+// crashes); B takes worker 3 over. No id of B may equal one of A's.
+TEST(LeaseMarks, HandoverWithDisagreeingClocksNeverReissues) {
+    const int32_t worker = 3;
+    const Config cfg{worker, 0};
+    for (bool clean : {true, false}) {
+        SCOPED_TRACE(clean ? "clean shutdown" : "crash");
+        // Node A: issues at its clock 100000..100999 under an etcd reservation.
+        GeneratorState a = state_after(-1);
+        int64_t etcd_reserved = -1;
+        int64_t a_last = -1;
+        std::set<int64_t> a_ids;
+        for (int64_t now = 100000; now < 101000; now++) {
+            if (etcd_mark_due(etcd_reserved, now, false, true)) {
+                etcd_reserved = etcd_mark_extension(etcd_reserved, now);
+            }
+            a.reserved_until_ms = issue_limit_ms(kMaxMs, etcd_reserved);
+            const Next n = next_id(a, now, cfg);
+            ASSERT_EQ(n.status, Status::Issued);
+            a_ids.insert(n.first_id);
+            a_last = now;
+        }
+        EXPECT_GE(etcd_reserved, a_last);
+        const Mark etcd = clean ? exact_shutdown_mark(a.last_ms) : Mark{etcd_reserved, false};
+        Mark decoded;
+        ASSERT_TRUE(decode_etcd_mark(encode_etcd_mark(etcd), &decoded));
+
+        // Node B: its clock reads 60 s less; its local mark knows nothing.
+        const Handover h = plan_handover(Mark{-1, false}, 1000, decoded, kEtcdMarkWindowMs);
+        GeneratorState b = state_after(h.floor_ms, h.grace_ms);
+        b.reserved_until_ms = issue_limit_ms(kMaxMs, h.floor_ms);
+        const Next refused = next_id(b, 41000, cfg);
+        EXPECT_NE(refused.status, Status::Issued);  // B's clock is behind A's ids
+        // Once B's clock passes the floor, B issues, always above A's ids.
+        int64_t b_reserved = h.floor_ms;
+        int issued = 0;
+        for (int64_t now = h.floor_ms - 10; now < h.floor_ms + 2000; now++) {
+            if (etcd_mark_due(b_reserved, now, false, true)) {
+                b_reserved = etcd_mark_extension(b_reserved, now);
+            }
+            b.reserved_until_ms = issue_limit_ms(kMaxMs, b_reserved);
+            const Next n = next_id(b, now, cfg);
+            if (n.status != Status::Issued) continue;
+            issued++;
+            EXPECT_EQ(a_ids.count(n.first_id), 0u);
+            EXPECT_GT(n.first_id, *a_ids.rbegin());
+        }
+        EXPECT_GT(issued, 1000);
+    }
+}
+
+TEST(LeaseMarks, IssueLimitIsTheSmallerReservation) {
+    EXPECT_EQ(issue_limit_ms(100, 200), 100);
+    EXPECT_EQ(issue_limit_ms(300, 200), 200);
+    EXPECT_EQ(issue_limit_ms(kMaxMs, -1), -1);
+    GeneratorState s = state_after(-1);
+    s.reserved_until_ms = issue_limit_ms(kMaxMs, 50);
+    EXPECT_EQ(next_id(s, 51, Config{1, 0}).status, Status::NeedReservation);
+    EXPECT_EQ(next_id(s, 50, Config{1, 0}).status, Status::Issued);
+}
+
+TEST(LeaseMarks, ExtensionIsDueWhenRequestedOrRunningLow) {
+    EXPECT_TRUE(etcd_mark_due(-1, 1000, true, false));
+    EXPECT_TRUE(etcd_mark_due(100000, 1000, true, false));  // a backend asked
+    EXPECT_FALSE(etcd_mark_due(-1, 1000, false, false));    // idle: no writes
+    EXPECT_TRUE(etcd_mark_due(3499, 1000, false, true));
+    EXPECT_FALSE(etcd_mark_due(3500, 1000, false, true));
+    EXPECT_EQ(etcd_mark_extension(-1, 1000), 1000 + kEtcdMarkWindowMs);
+    EXPECT_EQ(etcd_mark_extension(99999, 1000), 99999);  // never backwards
+    EXPECT_EQ(etcd_mark_extension(-1, kMaxMs - 1), kMaxMs);
+    EXPECT_EQ(etcd_mark_extension(-1, std::numeric_limits<int64_t>::max()), kMaxMs);
+}
+
+TEST(LeaseMarks, ExactShutdownMark) {
+    EXPECT_EQ(exact_shutdown_mark(1234).ms, 1234);
+    EXPECT_TRUE(exact_shutdown_mark(1234).clean);
+    EXPECT_EQ(exact_shutdown_mark(-5).ms, -1);
+    EXPECT_EQ(exact_shutdown_mark(kMaxMs + 5).ms, kMaxMs);
+}
+
+TEST(LeaseMarks, EtcdMarkText) {
+    EXPECT_EQ(encode_etcd_mark(Mark{1234, false}), "1234 reserved");
+    EXPECT_EQ(encode_etcd_mark(Mark{1234, true}), "1234 exact");
+    Mark m;
+    ASSERT_TRUE(decode_etcd_mark("-1 exact", &m));
+    EXPECT_EQ(m.ms, -1);
+    ASSERT_TRUE(decode_etcd_mark(std::to_string(kMaxMs) + " reserved", &m));
+    EXPECT_EQ(m.ms, kMaxMs);
+    EXPECT_FALSE(m.clean);
+    for (const char* bad : {"", "1234", "1234 ", " 1234 exact", "1234 exact ", "1234  exact",
+                            "01 exact", "-2 exact", "x exact", "1234 EXACT", "99999999999999999999 exact",
+                            "2199023255552 exact", "-0x1 exact"}) {
+        EXPECT_FALSE(decode_etcd_mark(bad, &m)) << bad;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Keys, identity, endpoints
+
+TEST(LeaseKeys, BuildAndParse) {
+    EXPECT_EQ(worker_key("/snowflake", 7), "/snowflake/workers/7");
+    EXPECT_EQ(mark_key("/snowflake", 7), "/snowflake/marks/7");
+    EXPECT_EQ(workers_prefix("/a/b"), "/a/b/workers/");
+    EXPECT_EQ(parse_worker_key("/snowflake", "/snowflake/workers/0"), 0);
+    EXPECT_EQ(parse_worker_key("/snowflake", "/snowflake/workers/1023"), 1023);
+    for (const char* bad : {"/snowflake/workers/1024", "/snowflake/workers/-1", "/snowflake/workers/",
+                            "/snowflake/workers/07", "/snowflake/workers/7/x", "/snowflake/marks/7",
+                            "/other/workers/7", "/snowflake/workers/ 7", ""}) {
+        EXPECT_EQ(parse_worker_key("/snowflake", bad), -1) << bad;
+    }
+}
+
+TEST(LeaseKeys, Prefix) {
+    std::string why;
+    EXPECT_TRUE(check_lease_prefix("/snowflake", &why));
+    EXPECT_TRUE(check_lease_prefix("/a/b-c_d", &why));
+    EXPECT_FALSE(check_lease_prefix("", &why));
+    EXPECT_FALSE(check_lease_prefix("snowflake", &why));
+    EXPECT_EQ(why, "The prefix must start with \"/\".");
+    EXPECT_FALSE(check_lease_prefix("/", &why));
+    EXPECT_FALSE(check_lease_prefix("/snowflake/", &why));
+    EXPECT_FALSE(check_lease_prefix("/snow flake", &why));
+    EXPECT_FALSE(check_lease_prefix("/snow\nflake", &why));
+    EXPECT_FALSE(check_lease_prefix("/" + std::string(200, 'a'), &why));
+}
+
+TEST(LeaseIdentity, RoundTrip) {
+    NodeIdentity n;
+    n.host = "db-1.example.org";
+    n.port = 5432;
+    n.system_identifier = std::numeric_limits<uint64_t>::max();
+    n.started_unix_ms = -1;
+    const std::string text = encode_node_identity(n);
+    EXPECT_EQ(text,
+              "snowflake-node host=db-1.example.org port=5432 system_identifier=18446744073709551615 "
+              "started_unix_ms=-1");
+    NodeIdentity back;
+    ASSERT_TRUE(decode_node_identity(text, &back));
+    EXPECT_EQ(back.host, n.host);
+    EXPECT_EQ(back.port, n.port);
+    EXPECT_EQ(back.system_identifier, n.system_identifier);
+    EXPECT_EQ(back.started_unix_ms, n.started_unix_ms);
+}
+
+TEST(LeaseIdentity, HostIsSanitized) {
+    NodeIdentity n;
+    n.host = "a b\nc\x80";
+    n.port = 1;
+    NodeIdentity back;
+    ASSERT_TRUE(decode_node_identity(encode_node_identity(n), &back));
+    EXPECT_EQ(back.host, "a_b_c_");
+    n.host = "";
+    ASSERT_TRUE(decode_node_identity(encode_node_identity(n), &back));
+    EXPECT_EQ(back.host, "unknown");
+}
+
+TEST(LeaseIdentity, UnknownFieldsAreIgnoredBadOnesRejected) {
+    NodeIdentity n;
+    EXPECT_TRUE(decode_node_identity(
+        "snowflake-node host=h port=1 pid=42 system_identifier=2 started_unix_ms=3", &n));
+    EXPECT_EQ(n.host, "h");
+    for (const char* bad : {
+             "", "snowflake-node", "node host=h port=1 system_identifier=2 started_unix_ms=3",
+             "snowflake-node host=h port=0 system_identifier=2 started_unix_ms=3",
+             "snowflake-node host=h port=65536 system_identifier=2 started_unix_ms=3",
+             "snowflake-node host= port=1 system_identifier=2 started_unix_ms=3",
+             "snowflake-node host=h port=1 system_identifier=-2 started_unix_ms=3",
+             "snowflake-node host=h port=1 system_identifier=18446744073709551616 started_unix_ms=3",
+             "snowflake-node host=h port=1 system_identifier=2",
+             "snowflake-node host=h host=i port=1 system_identifier=2 started_unix_ms=3",
+             "snowflake-node  host=h port=1 system_identifier=2 started_unix_ms=3",
+             "snowflake-node host=h port=1 =x system_identifier=2 started_unix_ms=3",
+             "snowflake-node host=h port=1 junk system_identifier=2 started_unix_ms=3",
+         }) {
+        EXPECT_FALSE(decode_node_identity(bad, &n)) << bad;
+    }
+}
+
+TEST(LeaseIdentity, DescribeHolder) {
+    EXPECT_EQ(describe_holder("snowflake-node host=h port=1 system_identifier=2 started_unix_ms=0"),
+              "host h port 1 (system identifier 2, started 1970-01-01 00:00:00 UTC)");
+    EXPECT_EQ(describe_holder("snowflake-node host=h port=1 system_identifier=2 started_unix_ms=-1"),
+              "host h port 1 (system identifier 2, started 1969-12-31 23:59:59 UTC)");
+    EXPECT_EQ(describe_holder("snowflake-node host=h port=1 system_identifier=2 started_unix_ms=951782400000"),
+              "host h port 1 (system identifier 2, started 2000-02-29 00:00:00 UTC)");
+    EXPECT_EQ(describe_holder("hello \"x\"\n"),
+              "a holder that is not a snowflake node (its key holds \"hello ?x??\")");
+    const std::string d = describe_holder(std::string(500, 'z'));
+    EXPECT_LT(d.size(), 200u);
+    EXPECT_NE(d.find("..."), std::string::npos);
+    // Extreme start times do not crash.
+    EXPECT_FALSE(describe_holder("snowflake-node host=h port=1 system_identifier=2 started_unix_ms="
+                                 "-9223372036854775808").empty());
+    EXPECT_FALSE(describe_holder("snowflake-node host=h port=1 system_identifier=2 started_unix_ms="
+                                 "9223372036854775807").empty());
+}
+
+TEST(LeaseEndpoints, Valid) {
+    std::vector<std::string> eps;
+    std::string why;
+    ASSERT_TRUE(parse_endpoints("http://127.0.0.1:2379", &eps, &why)) << why;
+    EXPECT_EQ(eps, std::vector<std::string>{"http://127.0.0.1:2379"});
+    ASSERT_TRUE(parse_endpoints(" http://a:1 ,\thttp://b.example.org:65535/, http://[::1]:2379", &eps, &why))
+        << why;
+    EXPECT_EQ(eps, (std::vector<std::string>{"http://a:1", "http://b.example.org:65535", "http://[::1]:2379"}));
+    ASSERT_TRUE(parse_endpoints("", &eps, &why));
+    EXPECT_TRUE(eps.empty());
+    ASSERT_TRUE(parse_endpoints("  ", &eps, &why));
+    EXPECT_TRUE(eps.empty());
+}
+
+TEST(LeaseEndpoints, GarbageIsRejectedWithAReason) {
+    struct Case {
+        const char* text;
+        const char* reason;
+    };
+    const Case cases[] = {
+        {"127.0.0.1:2379", "Endpoint 1 (\"127.0.0.1:2379\") is invalid: it does not start with http://."},
+        {"https://a:1", "Endpoint 1 (\"https://a:1\") is invalid: only http:// endpoints are supported."},
+        {"http://a:1,", "Endpoint 2 (\"\") is invalid: it is empty."},
+        {"http://a:1,,http://b:2", "Endpoint 2 (\"\") is invalid: it is empty."},
+        {"http://a", "Endpoint 1 (\"http://a\") is invalid: it has no port (write http://host:port)."},
+        {"http://:1", "Endpoint 1 (\"http://:1\") is invalid: it has no host."},
+        {"http://a:0", "Endpoint 1 (\"http://a:0\") is invalid: its port is not a number from 1 to 65535."},
+        {"http://a:65536", "Endpoint 1 (\"http://a:65536\") is invalid: its port is not a number from 1 to 65535."},
+        {"http://a:x", "Endpoint 1 (\"http://a:x\") is invalid: its port is not a number from 1 to 65535."},
+        {"http://a:1/v3", "Endpoint 1 (\"http://a:1/v3\") is invalid: it has a path; give only http://host:port."},
+        {"http://u@a:1", "Endpoint 1 (\"http://u@a:1\") is invalid: its host may contain only letters, digits, \"-\" and \".\"."},
+        {"http://[::1:1", "Endpoint 1 (\"http://[::1:1\") is invalid: its IPv6 address is not closed by \"]\"."},
+        {"http://[zz]:1", "Endpoint 1 (\"http://[zz]:1\") is invalid: its IPv6 address contains a character that is not a hex digit, \":\" or \".\"."},
+        {"http://-a:1", "Endpoint 1 (\"http://-a:1\") is invalid: its host is not a valid host name."},
+        {"http://a b:1", "Endpoint 1 (\"http://a b:1\") is invalid: its host may contain only letters, digits, \"-\" and \".\"."},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> eps{"untouched"};
+        std::string why;
+        EXPECT_FALSE(parse_endpoints(c.text, &eps, &why)) << c.text;
+        EXPECT_EQ(why, c.reason);
+        EXPECT_EQ(eps, std::vector<std::string>{"untouched"});
+    }
+    std::string many;
+    for (int i = 0; i < 17; i++) many += (i ? "," : "") + std::string("http://h:") + std::to_string(i + 1);
+    std::string why;
+    EXPECT_FALSE(parse_endpoints(many, nullptr, &why));
+    EXPECT_EQ(why, "At most 16 endpoints may be given.");
+}
+
+TEST(LeaseNames, StatesAndActions) {
+    EXPECT_STREQ(lease_state_name(LeaseState::Acquiring), "acquiring");
+    EXPECT_STREQ(lease_state_name(LeaseState::Held), "held");
+    EXPECT_STREQ(lease_state_name(LeaseState::Expired), "expired");
+    EXPECT_STREQ(lease_action_name(LeaseAction::KeepAlive), "keepalive");
+}
+
+}  // namespace
