@@ -18,8 +18,10 @@ DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
-            src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+            src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp \
+            src/pg/lease_worker.cpp
+ETCD_SRCS = src/etcd/client.cpp
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o)
 
 # The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
 INSPECT_SRCS  = src/inspect/inspect.cpp
@@ -32,7 +34,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 # to our code only.
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra -Werror
-SHLIB_LINK  = -lstdc++
+SHLIB_LINK  = -lstdc++ -lcurl
 
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
@@ -40,7 +42,9 @@ override with_llvm = no
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
+# nlohmann-json without exceptions (the extension builds with -fno-exceptions).
+src/etcd/client.o: PG_CXXFLAGS += -DJSON_NOEXCEPTION
 
 # ---------------------------------------------------------------------------
 # Everything below is ours, not PGXS's.

@@ -106,7 +106,13 @@ CREATE FUNCTION snowflake_stats(
     OUT reservation_waits bigint,
     OUT startup_waits bigint,
     OUT reservation_window_ms bigint,
-    OUT last_mark_write_ms bigint)
+    OUT last_mark_write_ms bigint,
+    OUT lease_state text,
+    OUT lease_id bigint,
+    OUT lease_deadline timestamptz,
+    OUT lease_renewals bigint,
+    OUT lease_failures bigint,
+    OUT lease_last_error text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -21,6 +21,12 @@ void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns) {
     *sub_ms_ns = ts.tv_nsec % 1000000;
 }
 
+int64_t monotonic_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 int64_t monotonic_us() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -6,7 +6,10 @@
 // space, so at server start every value given for a snowflake.* setting is
 // checked again and a bad one stops the server with a FATAL.
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "../core/epoch.hpp"
 #include "snowflake.hpp"
@@ -19,7 +22,17 @@ namespace snowflake::pg {
 
 int worker_id = -1;
 int clock_tolerance_ms = 5;
+char* etcd_endpoints = nullptr;
+int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
+char* lease_prefix = nullptr;
 bool preloaded = false;
+
+bool leasing_configured() {
+    if (etcd_endpoints == nullptr) return false;
+    for (const char* p = etcd_endpoints; *p != '\0'; p++)
+        if (*p != ' ') return true;
+    return false;
+}
 
 namespace {
 
@@ -63,6 +76,39 @@ void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
 }
 
+// The parsers are the core's; their reasons (std::string) are copied out
+// before GUC_check_errdetail, and nothing here can raise an error.
+bool check_endpoints_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr) return true;
+    char why[256] = "";
+    {
+        std::vector<std::string> endpoints;
+        std::string reason;
+        if (!snowflake::core::parse_endpoints(*newval, &endpoints, &reason))
+            snprintf(why, sizeof(why), "%s", reason.c_str());
+    }
+    if (why[0] == '\0') return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("List etcd client URLs as http://host:port, separated by commas, or leave it "
+                      "empty to use snowflake.worker_id as it is.");
+    return false;
+}
+
+bool check_prefix_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr) return false;
+    char why[256] = "";
+    {
+        std::string reason;
+        if (!snowflake::core::check_lease_prefix(*newval, &reason))
+            snprintf(why, sizeof(why), "%s", reason.c_str());
+    }
+    if (why[0] == '\0') return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("Use a key prefix such as '/snowflake', shared by the nodes that issue ids "
+                      "into the same tables.");
+    return false;
+}
+
 // Values given in the configuration before the settings were defined.
 struct GivenValue {
     const char* name;
@@ -74,7 +120,10 @@ struct GivenValue {
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
-                          {"snowflake.clock_tolerance_ms", nullptr}};
+                          {"snowflake.clock_tolerance_ms", nullptr},
+                          {"snowflake.etcd_endpoints", nullptr},
+                          {"snowflake.lease_ttl", nullptr},
+                          {"snowflake.lease_prefix", nullptr}};
     for (auto& g : given) {
         const char* raw = GetConfigOption(g.name, true, false);
         g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
@@ -83,7 +132,8 @@ void define_settings() {
     DefineCustomIntVariable("snowflake.worker_id",
                             "Worker id of this node, written into every Snowflake id.",
                             "0 to 1023, unique among all nodes that issue ids into the same "
-                            "tables; -1 (the default) leaves it unset and ids are refused.",
+                            "tables; -1 (the default) leaves it unset: ids are refused, or, with "
+                            "snowflake.etcd_endpoints, any free id is leased.",
                             &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0,
                             nullptr, nullptr, nullptr);
     DefineCustomStringVariable("snowflake.epoch",
@@ -98,6 +148,24 @@ void define_settings() {
                             "snowflake_nextval() raises an error.",
                             &clock_tolerance_ms, 5, 0, kMaxToleranceMs, PGC_SIGHUP, GUC_UNIT_MS,
                             nullptr, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.etcd_endpoints",
+                               "etcd client URLs to lease the worker id from.",
+                               "Comma-separated http://host:port; empty (the default): no "
+                               "leasing, snowflake.worker_id is used as it is.",
+                               &etcd_endpoints, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+                               check_endpoints_hook, nullptr, nullptr);
+    DefineCustomIntVariable("snowflake.lease_ttl",
+                            "Time to live of the worker id lease in etcd.",
+                            "The node stops issuing ids before the lease can have expired: "
+                            "keepalives every third of it.",
+                            &lease_ttl_s, snowflake::core::kDefaultLeaseTtlS,
+                            snowflake::core::kMinLeaseTtlS, snowflake::core::kMaxLeaseTtlS,
+                            PGC_POSTMASTER, GUC_UNIT_S | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.lease_prefix",
+                               "etcd key prefix of the worker id leases.",
+                               "Nodes that issue ids into the same tables share a prefix.",
+                               &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+                               check_prefix_hook, nullptr, nullptr);
     MarkGUCPrefixReserved("snowflake");
 
     // Check each given value again through the GUC machinery, without applying

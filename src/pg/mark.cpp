@@ -165,7 +165,8 @@ void load_mark(SharedState* s) {
     pg_atomic_write_u64(&s->position, core::pack_position(start.last_ms, start.sequence));
     s->floor_ms = start.floor_ms;
     s->floor_grace_ms = start.floor_grace_ms;
-    pg_atomic_write_u64(&s->reserved_until_ms, static_cast<uint64>(m.ms));
+    pg_atomic_write_u64(&s->local_reserved_ms, static_cast<uint64>(m.ms));
+    publish_reservation_locked();  // the postmaster, alone: no lock needed yet
 }
 
 void register_mark_shutdown() { on_shmem_exit(mark_shutdown, 0); }

@@ -17,5 +17,6 @@ void _PG_init(void) {
     snowflake::pg::warn_if_clock_outside_epoch();
     snowflake::pg::install_shmem_hooks();
     snowflake::pg::register_mark_worker();
+    if (snowflake::pg::leasing_configured()) snowflake::pg::register_lease_worker();
 }
 }

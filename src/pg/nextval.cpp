@@ -39,7 +39,7 @@ constexpr int64_t kAdvanceAheadLimitMs = 3600 * 1000;
 
 void require_generator() {
     require_shared();
-    if (worker_id < 0)
+    if (worker_id < 0 && !shared->lease.leasing)
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("snowflake.worker_id is not set"),
@@ -62,6 +62,48 @@ void require_generator() {
                  errhint("Ids are refused so that none is issued twice. Follow \"Repairing the "
                          "high-water mark\" in docs/operations.md, then restart the server.")));
     }
+}
+
+// May ids be issued now, and with which worker id? Without leasing, always,
+// with snowflake.worker_id; with leasing, while the lease worker holds an id
+// and its deadline has not passed (core::lease_may_issue). Cheap: the fast
+// path calls it for every id.
+bool may_issue_now(int32_t* worker) {
+    LeaseShared& l = shared->lease;
+    if (!l.leasing) {
+        *worker = worker_id;
+        return true;
+    }
+    const auto state = static_cast<core::LeaseState>(pg_atomic_read_u32(&l.state));
+    pg_read_barrier();  // the lease worker publishes the state last
+    const auto deadline = static_cast<int64_t>(pg_atomic_read_u64(&l.deadline_ns));
+    if (!core::lease_may_issue(state, deadline, monotonic_ns())) return false;
+    *worker = static_cast<int32_t>(pg_atomic_read_u32(&l.worker_plus1)) - 1;
+    return *worker >= 0;
+}
+
+// SF003, saying what the lease worker is doing.
+void refuse_no_lease() {
+    char error[kErrorTextSize];
+    LWLockAcquire(shared->lock, LW_SHARED);
+    snprintf(error, sizeof(error), "%s", shared->lease.last_error);
+    const bool running = shared->lease.worker_latch != nullptr;
+    LWLockRelease(shared->lock);
+    const auto state = static_cast<core::LeaseState>(pg_atomic_read_u32(&shared->lease.state));
+    const char* doing = !running ? "is not running"
+                        : state == core::LeaseState::Held ? "holds a worker id whose lease may have expired (its deadline passed) and is renewing it"
+                        : state == core::LeaseState::Expired ? "lost its worker id and is acquiring one again"
+                                                              : "is acquiring a worker id";
+    ereport(ERROR,
+            (errcode(ERRCODE_SF_NO_LEASE),
+             errmsg("no worker id lease is held"),
+             error[0] != '\0'
+                 ? errdetail("The lease worker %s from etcd at %s; last error: %s.", doing,
+                             etcd_endpoints, error)
+                 : errdetail("The lease worker %s from etcd at %s.", doing, etcd_endpoints),
+             errhint("Check that etcd is reachable at snowflake.etcd_endpoints and that no other "
+                     "node holds the worker id; ids resume as soon as a lease is held. "
+                     "snowflake_stats shows the lease.")));
 }
 
 // Waits for the clock to reach the start of millisecond target_ms, for at
@@ -88,8 +130,9 @@ void wait_slice(int64_t target_ms, int64_t epoch_us) {
 // A call's wait for a reservation, across the slices it takes.
 struct ReservationWait {
     bool asked = false;
-    int64_t since_us = 0;     // monotonic, when the call first asked
-    uint64_t attempts = 0;    // the worker's write attempts when it asked
+    int64_t since_us = 0;        // monotonic, when the call first asked
+    uint64_t attempts = 0;       // the mark worker's write attempts when it asked
+    uint64_t etcd_attempts = 0;  // the lease worker's writes of the etcd mark then
 };
 
 // Asks the mark worker for a reservation covering needed_ms and sleeps on
@@ -98,17 +141,23 @@ struct ReservationWait {
 void await_reservation(int64_t needed_ms, ReservationWait* w) {
     raise_demand(needed_ms);
     ConditionVariablePrepareToSleep(&shared->reservation_cv);
+    char etcd_error[kErrorTextSize];
     LWLockAcquire(shared->lock, LW_SHARED);
     const WriteReport report = shared->report;
     Latch* latch = shared->worker_latch;
+    Latch* lease_latch = shared->lease.worker_latch;
+    const uint64_t etcd_attempts = shared->lease.mark_attempts;
+    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
     LWLockRelease(shared->lock);
     if (!w->asked) {
         w->asked = true;
         w->since_us = monotonic_us();
         w->attempts = report.attempts;
+        w->etcd_attempts = etcd_attempts;
         pg_atomic_fetch_add_u64(&shared->stats.reservation_waits, 1);
     }
     if (latch != nullptr) SetLatch(latch);
+    if (lease_latch != nullptr) SetLatch(lease_latch);
 
     if (static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms)) >= needed_ms) {
         ConditionVariableCancelSleep();
@@ -125,6 +174,16 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
                            "after a crash."),
                  errhint("Check the data directory's file system; ids resume as soon as the mark "
                          "can be written.")));
+    }
+    if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0') {
+        ConditionVariableCancelSleep();
+        ereport(ERROR,
+                (errcode(ERRCODE_SF_NO_LEASE),
+                 errmsg("could not extend the worker id's reservation in etcd"),
+                 errdetail("%s.", etcd_error),
+                 errhint("Check that etcd is reachable at snowflake.etcd_endpoints; no id is "
+                         "issued beyond the reservation in etcd, so that a later holder of the "
+                         "worker id never issues it again.")));
     }
     if (latch == nullptr && monotonic_us() - w->since_us > kNoWorkerGraceUs) {
         ConditionVariableCancelSleep();
@@ -202,7 +261,9 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
-    core::Config config{worker_id, clock_tolerance_ms};
+    int32_t worker = -1;
+    if (!may_issue_now(&worker)) refuse_no_lease();
+    core::Config config{worker, clock_tolerance_ms};
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
@@ -251,6 +312,9 @@ core::Next issue(int32_t max_count) {
         }
         config.repeat = true;
         CHECK_FOR_INTERRUPTS();
+        // A wait may outlast the lease, or see it change hands.
+        if (!may_issue_now(&worker)) refuse_no_lease();
+        config.worker = worker;
     }
 }
 

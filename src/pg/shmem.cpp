@@ -20,7 +20,12 @@
 //   reports.
 // - Only the mark worker (worker.cpp) writes the mark file while the server
 //   runs: it writes a reservation to disk first and only then publishes it
-//   in `reserved_until_ms` under `lock`; nothing issues an id past it.
+//   under `lock`; nothing issues an id past `reserved_until_ms`. With worker
+//   ids leased from etcd, the lease worker (lease_worker.cpp) does the same
+//   with the worker id's mark in etcd, and `reserved_until_ms` is the lower
+//   of the two reservations (publish_reservation_locked()).
+// - The lease is published in `lease` (atomics: state, worker id, deadline);
+//   a backend checks it before every id, the fast path included.
 //   Backends never do file I/O on the id path: one that needs a reservation
 //   raises `demand_ms_plus1`, sets the worker's latch and sleeps on
 //   `reservation_cv` in short, interruptible slices.
@@ -78,10 +83,12 @@ void shmem_startup() {
         pg_atomic_init_u64(&shared->position,
                            snowflake::core::pack_position(-1, snowflake::core::kMaxSequence));
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
+        pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
         ConditionVariableInit(&shared->reservation_cv);
         shared->worker_latch = nullptr;
         init_stats(shared, slots);
+        init_lease(shared);
         // Only the postmaster creates the segment: read the mark from disk
         // and start above it.
         load_mark(shared);

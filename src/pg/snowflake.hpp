@@ -6,6 +6,7 @@
 
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
+#include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
 #include "../core/uuid.hpp"
@@ -40,8 +41,11 @@ extern "C" {
 // Dedicated SQLSTATEs, documented in docs/reference.md.
 #define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
 #define ERRCODE_SF_CLOCK_OUT_OF_RANGE MAKE_SQLSTATE('S', 'F', '0', '0', '2')
+#define ERRCODE_SF_NO_LEASE MAKE_SQLSTATE('S', 'F', '0', '0', '3')
 
 namespace snowflake::pg {
+
+constexpr size_t kErrorTextSize = snowflake::core::kLeaseErrorSize;
 
 // Microseconds between 1970-01-01 and PostgreSQL's 2000-01-01 epoch.
 constexpr int64_t kPgEpochUnixUs =
@@ -50,7 +54,12 @@ constexpr int64_t kPgEpochUnixUs =
 // Settings (guc.cpp).
 extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
+extern char* etcd_endpoints;     // "" (or NULL): no leasing
+extern int lease_ttl_s;
+extern char* lease_prefix;
 extern bool preloaded;           // loaded through shared_preload_libraries
+// Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
+bool leasing_configured();
 void define_settings();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
@@ -94,6 +103,28 @@ struct WriteReport {
     char step[48];      // what the last attempt was doing when it failed
 };
 
+// The worker-id lease (lease_worker.cpp), published for backends. The
+// lease worker writes the worker id, the etcd reservation and the position's
+// hand-over floor before it publishes state Held; backends read the state
+// first (see may_issue_now() in nextval.cpp).
+struct LeaseShared {
+    bool leasing;                    // set at start: snowflake.etcd_endpoints is not empty
+    pg_atomic_uint32 state;          // core::LeaseState
+    pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
+    pg_atomic_uint64 deadline_ns;    // CLOCK_MONOTONIC: ids may be issued while now < deadline
+    // The end of the worker id's reservation in etcd (<prefix>/marks/<id>),
+    // plus one (0: none): ids are issued up to min(local, etcd).
+    pg_atomic_uint64 etcd_reserved_ms_plus1;
+    // lock:
+    int64_t lease_id;                // 0: none
+    uint64_t renewals;
+    uint64_t failures;
+    char last_error[kErrorTextSize];
+    uint64_t mark_attempts;          // writes of the etcd mark tried
+    char mark_error[kErrorTextSize];  // the last one's failure; "" if it succeeded
+    Latch* worker_latch;             // nullptr while the lease worker is not running
+};
+
 struct SharedState {
     // --- The lock-free id path -------------------------------------------
     // Packed position (core::pack_position), advanced only by
@@ -101,8 +132,12 @@ struct SharedState {
     // path under it.
     alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 position;
     // Ids may be issued up to this millisecond: the end of the durable
-    // reservation. Written under lock, after the mark is on disk.
+    // reservation, the lower of the local mark's and (leasing) the etcd
+    // mark's. Written under lock by publish_reservation_locked(), after the
+    // mark is on disk.
     pg_atomic_uint64 reserved_until_ms;
+    // The end of the local mark's reservation (the file), written under lock.
+    pg_atomic_uint64 local_reserved_ms;
 
     // --- Everything else ----------------------------------------------------
     // Serialises the slow path and protects the fields marked "lock".
@@ -125,8 +160,12 @@ struct SharedState {
     pg_atomic_uint64 demand_ms_plus1;
     WriteReport report;            // lock
     Latch* worker_latch;           // lock: the mark worker's, nullptr while it is not running
-    // Broadcast by the worker after every write attempt.
+    // Broadcast by the mark worker and the lease worker after every write
+    // attempt of a reservation, and by the lease worker at every change of
+    // the lease.
     ConditionVariable reservation_cv;
+
+    LeaseShared lease;
 
     int counter_slots;
     IdCounter counters[FLEXIBLE_ARRAY_MEMBER];  // Stats: ids per backend
@@ -154,8 +193,20 @@ int write_mark(const snowflake::core::Mark& mark, const char** step);
 
 // worker.cpp: the process that keeps the reservation ahead of the clock.
 void register_mark_worker();             // _PG_init
-// Asks the worker for a reservation covering ms (a backend, any lock free).
+// Asks the workers for a reservation covering ms (a backend, any lock free).
 void raise_demand(int64_t ms);
+int64_t demand_ms();
+// Publishes min(local, etcd) reservation in reserved_until_ms; lock held.
+void publish_reservation_locked();
+// True when the postmaster is shutting down (its lock file says so): a
+// worker then exits with code 0, quietly; otherwise with 1, to be restarted.
+bool postmaster_stopping();
+
+// lease_worker.cpp
+void register_lease_worker();            // _PG_init, when leasing is configured
+void init_lease(SharedState* s);         // postmaster, at shared memory creation
+// The leased worker id (-1: none) or, without leasing, snowflake.worker_id.
+int32_t current_worker_id();
 
 // stats.cpp
 // Adds n to this backend's count of ids issued.
@@ -168,6 +219,7 @@ void init_stats(SharedState* s, int slots);
 int64_t unix_now_us();
 void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
 int64_t monotonic_us();
+int64_t monotonic_ns();
 // The current millisecond in the id space of the epoch given in Unix
 // microseconds (epoch_unix_us()).
 inline int64_t now_ms(int64_t epoch_us) {

@@ -1,10 +1,13 @@
 // snowflake_stats() and snowflake_stats_reset(): the one place that turns
 // the statistics (Stats in snowflake.hpp) into SQL.
 
+#include <cstdio>
+
 #include "snowflake.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
+#include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
@@ -64,14 +67,23 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     const uint64 ids_issued = sp::ids_counted_locked() - st->ids_baseline;
     const TimestampTz since = st->since;
     const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sp::shared->reserved_until_ms));
+    sp::LeaseShared& ls = sp::shared->lease;
+    const int64 lease_id = ls.lease_id;
+    const uint64 renewals = ls.renewals;
+    const uint64 failures = ls.failures;
+    char last_error[sp::kErrorTextSize];
+    snprintf(last_error, sizeof(last_error), "%s", ls.last_error);
     LWLockRelease(sp::shared->lock);
+    const auto lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
+    const auto deadline_ns = static_cast<int64>(pg_atomic_read_u64(&ls.deadline_ns));
+    const int32 worker = sp::current_worker_id();
     const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sp::shared->position));
 
-    Datum values[15];
-    bool nulls[15] = {false};
+    Datum values[21];
+    bool nulls[21] = {false};
     int i = 0;
-    if (sp::worker_id >= 0)
-        values[i++] = Int32GetDatum(sp::worker_id);
+    if (worker >= 0)
+        values[i++] = Int32GetDatum(worker);
     else
         nulls[i++] = true;
     values[i++] = TimestampTzGetDatum(sp::current_epoch());
@@ -94,6 +106,23 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     values[i++] = Int64GetDatum(static_cast<int64>(counters.startup_waits));
     values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->window_ms)));
     values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->last_write_ms)));
+    values[i++] = CStringGetTextDatum(core::lease_state_name(lease_state));
+    if (lease_id != 0)
+        values[i++] = Int64GetDatum(lease_id);
+    else
+        nulls[i++] = true;
+    if (lease_state == core::LeaseState::Held && deadline_ns > 0) {
+        // The monotonic deadline as a wall-clock time.
+        values[i++] = TimestampTzGetDatum(GetCurrentTimestamp() + (deadline_ns - sp::monotonic_ns()) / 1000);
+    } else {
+        nulls[i++] = true;
+    }
+    values[i++] = Int64GetDatum(static_cast<int64>(renewals));
+    values[i++] = Int64GetDatum(static_cast<int64>(failures));
+    if (last_error[0] != '\0')
+        values[i++] = CStringGetTextDatum(last_error);
+    else
+        nulls[i++] = true;
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);

@@ -47,16 +47,13 @@ void detach_worker(int, Datum) {
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
-int64_t demand_ms() {
-    return static_cast<int64_t>(pg_atomic_read_u64(&shared->demand_ms_plus1)) - 1;
-}
-
 // One turn: writes a reservation if the core says so. Returns how long to
 // sleep before the next turn.
 long reserve_once(int* last_logged_err) {
-    if (worker_id < 0 || shared->mark_status == kMarkCorrupt) return kTickMs * 10;
+    if ((worker_id < 0 && !shared->lease.leasing) || shared->mark_status == kMarkCorrupt)
+        return kTickMs * 10;
     const int64_t now = now_ms(epoch_unix_us());
-    const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
     const auto window = static_cast<int64_t>(pg_atomic_read_u64(&shared->stats.window_ms));
     const core::ReservationPlan plan = core::plan_reservation(now, reserved, demand_ms(), window);
     if (!plan.write) return kTickMs;
@@ -78,7 +75,8 @@ long reserve_once(int* last_logged_err) {
     snprintf(r.step, sizeof(r.step), "%s", err != 0 ? step : "");
     if (err == 0 && plan.until_ms > reserved) {
         // On disk: now ids may be issued in it.
-        pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(plan.until_ms));
+        pg_atomic_write_u64(&shared->local_reserved_ms, static_cast<uint64>(plan.until_ms));
+        publish_reservation_locked();
         shared->stats.generator.reservations++;
     }
     LWLockRelease(shared->lock);
@@ -105,8 +103,10 @@ long reserve_once(int* last_logged_err) {
     return 0;
 }
 
-// True when the postmaster is shutting down: it marks its lock file
-// "stopping" before it signals its children.
+}  // namespace
+
+// The postmaster marks its lock file "stopping" before it signals its
+// children at a shutdown.
 bool postmaster_stopping() {
     FILE* f = fopen("postmaster.pid", "r");
     if (f == nullptr) return true;
@@ -123,7 +123,19 @@ bool postmaster_stopping() {
     return stopping;
 }
 
-}  // namespace
+int64_t demand_ms() {
+    return static_cast<int64_t>(pg_atomic_read_u64(&shared->demand_ms_plus1)) - 1;
+}
+
+void publish_reservation_locked() {
+    auto until = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
+    if (shared->lease.leasing) {
+        const int64_t etcd =
+            static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
+        until = core::issue_limit_ms(until, etcd);
+    }
+    pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(until));
+}
 
 void raise_demand(int64_t ms) {
     const auto want = static_cast<uint64>(ms + 1);

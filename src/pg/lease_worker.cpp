@@ -1,0 +1,424 @@
+// The lease worker: leases this node's worker id from etcd and keeps it.
+//
+// Registered only when snowflake.etcd_endpoints is set. It is the only
+// process that talks to etcd (postmaster and backends never do): it drives
+// the lease state machine of the core (core/lease.hpp) with the etcd client
+// (src/etcd/client.hpp) and publishes the outcome in shared memory
+// (LeaseShared), where backends check it before every id.
+//
+// - Acquire: grant a lease, choose an id (snowflake.worker_id, or the lowest
+//   free one), claim <prefix>/workers/<id> in a transaction that succeeds only
+//   if the key does not exist, read <prefix>/marks/<id> and start the
+//   generator above both that mark and everything this node issued (the
+//   hand-over), then publish state Held.
+// - Keep: a keepalive every third of the TTL; ids stop at the core's
+//   fencing deadline (send time of the last confirmed keepalive + TTL -
+//   margin) if keepalives fail, before etcd can give the id to anyone else.
+// - The worker id's reservation in etcd is kept ahead of the clock like the
+//   local mark (core::plan_reservation), written with a compare on its mod
+//   revision and on our claim of the worker key before ids in it are issued.
+// - Shutdown: stop ids, write the exact last millisecond to the etcd mark,
+//   revoke the lease (the id is free at once); at most about a second.
+//
+// Every network call has a timeout and is abandoned within ~50 ms of a
+// SIGTERM. The C++ objects (the client, strings) live in run(), where
+// nothing raises an error: the loop reacts to flags only.
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include "../etcd/client.hpp"
+#include "snowflake.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void snowflake_lease_worker_main(Datum arg);
+}
+
+namespace core = snowflake::core;
+namespace etcd = snowflake::etcd;
+
+namespace snowflake::pg {
+namespace {
+
+constexpr int64_t kNsPerMs = 1000000;
+constexpr long kTickMs = 100;
+// At a shutdown, the exact mark and the revoke together get this long.
+constexpr int64_t kShutdownBudgetNs = 900 * kNsPerMs;
+// After ids are stopped at a shutdown, how long a backend that passed the
+// lease check just before may still take to swap its id in.
+constexpr long kSettleMs = 50;
+
+struct AbortHook {
+    int64_t deadline_ns = 0;  // 0: abort when a shutdown is requested
+};
+
+bool should_abort(void* arg) {
+    const auto* hook = static_cast<const AbortHook*>(arg);
+    if (hook->deadline_ns == 0) return ShutdownRequestPending;
+    return monotonic_ns() >= hook->deadline_ns;
+}
+
+void detach(int, Datum) {
+    if (shared == nullptr) return;
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    shared->lease.worker_latch = nullptr;
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+}
+
+int64_t etcd_reserved() {
+    return static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
+}
+
+// Publishes the lease for backends: the worker id and the deadline first,
+// the state last.
+void publish(const core::Lease& l) {
+    LeaseShared& s = shared->lease;
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    s.lease_id = l.lease_id;
+    s.renewals = l.renewals;
+    s.failures = l.failures;
+    snprintf(s.last_error, sizeof(s.last_error), "%s", l.last_error);
+    pg_atomic_write_u32(&s.worker_plus1,
+                        l.state == core::LeaseState::Held ? static_cast<uint32>(l.worker + 1) : 0);
+    pg_atomic_write_u64(&s.deadline_ns,
+                        l.state == core::LeaseState::Held ? static_cast<uint64>(l.deadline_ns) : 0);
+    pg_write_barrier();
+    pg_atomic_write_u32(&s.state, static_cast<uint32>(l.stopping ? core::LeaseState::Expired : l.state));
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+}
+
+// The hand-over of a newly claimed id: the generator starts above the id's
+// etcd mark and above everything this node issued.
+void apply_handover(int32_t worker, const core::Mark& etcd_mark, bool etcd_mark_is_ours) {
+    const uint64 pos = pg_atomic_read_u64(&shared->position);
+    core::Mark local;
+    local.ms = core::packed_ms(pos);
+    local.clean = true;  // this node's position: exact
+    const core::Handover h =
+        core::plan_handover(local, 0, etcd_mark, core::kEtcdMarkWindowMs);
+    (void)etcd_mark_is_ours;
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    const uint64 floor_pos = core::pack_position(h.floor_ms, core::kMaxSequence);
+    uint64 cur = pg_atomic_read_u64(&shared->position);
+    while (cur < floor_pos) {
+        if (pg_atomic_compare_exchange_u64(&shared->position, &cur, floor_pos)) {
+            shared->floor_ms = h.floor_ms;
+            shared->floor_grace_ms = h.grace_ms;
+            break;
+        }
+    }
+    // Nothing of this id is reserved by this node yet.
+    const int64_t reserved = h.floor_ms > core::packed_ms(cur) ? h.floor_ms : core::packed_ms(cur);
+    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(reserved + 1));
+    pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
+    publish_reservation_locked();
+    LWLockRelease(shared->lock);
+}
+
+void record_mark_attempt(const char* error) {
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    shared->lease.mark_attempts++;
+    snprintf(shared->lease.mark_error, sizeof(shared->lease.mark_error), "%s", error);
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+}
+
+class LeaseRun {
+public:
+    LeaseRun(const core::LeaseConfig& cfg, etcd::Options options, std::string prefix,
+             std::string identity) noexcept
+        : cfg_(cfg), client_(std::move(options)), prefix_(std::move(prefix)),
+          identity_(std::move(identity)), lease_(core::lease_start(cfg, monotonic_ns())) {}
+
+    // One turn; returns how long to sleep (ms).
+    long turn() noexcept {
+        int64_t now = monotonic_ns();
+        if (core::lease_tick(lease_, cfg_, now)) publish(lease_);
+        const core::LeaseStep step = core::lease_next_step(lease_, cfg_, now);
+        switch (step.action) {
+            case core::LeaseAction::Wait:
+                break;
+            case core::LeaseAction::Grant: {
+                const int64_t sent = monotonic_ns();
+                const etcd::GrantResult r = client_.grant(cfg_.ttl_ms / 1000);
+                if (r.status.ok())
+                    core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, monotonic_ns());
+                else
+                    fail(core::LeaseAction::Grant, r.status);
+                break;
+            }
+            case core::LeaseAction::ListWorkers: {
+                const etcd::RangeResult r = client_.range(core::workers_prefix(prefix_));
+                if (!r.status.ok()) {
+                    fail(core::LeaseAction::ListWorkers, r.status);
+                    break;
+                }
+                core::TakenIds taken;
+                for (const etcd::KeyValue& kv : r.kvs) core::taken_add(taken, core::parse_worker_key(prefix_, kv.key));
+                uint32_t rnd = 0;
+                if (!pg_strong_random(&rnd, sizeof(rnd))) rnd = static_cast<uint32_t>(now);
+                if (core::lease_choose_worker(lease_, cfg_, taken, rnd) < 0)
+                    core::lease_on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
+                                           "every worker id from 0 to 1023 is held by another node",
+                                           monotonic_ns());
+                break;
+            }
+            case core::LeaseAction::Claim: {
+                const etcd::ClaimResult r =
+                    client_.claim(core::worker_key(prefix_, lease_.candidate), identity_, lease_.lease_id);
+                if (!r.status.ok())
+                    fail(core::LeaseAction::Claim, r.status);
+                else if (r.claimed)
+                    core::lease_on_claim_ok(lease_, cfg_, monotonic_ns());
+                else
+                    core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, monotonic_ns());
+                break;
+            }
+            case core::LeaseAction::ReadMark: {
+                const etcd::GetResult r = client_.get(core::mark_key(prefix_, lease_.worker));
+                if (!r.status.ok()) {
+                    fail(core::LeaseAction::ReadMark, r.status);
+                    break;
+                }
+                core::Mark mark;  // ms -1: no mark yet
+                if (r.found && !core::decode_etcd_mark(r.kv.value, &mark)) {
+                    core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
+                                           "the worker id's mark in etcd is not a mark this "
+                                           "version can read; remove the key only if no node "
+                                           "issues ids with this worker id",
+                                           monotonic_ns());
+                    break;
+                }
+                const int64_t revision = r.found ? r.kv.mod_revision : 0;
+                const bool ours = r.found && lease_.worker == mark_worker_ && revision == mark_revision_;
+                mark_revision_ = revision;
+                mark_worker_ = lease_.worker;
+                apply_handover(lease_.worker, mark, ours);
+                core::lease_on_mark_read(lease_, cfg_, monotonic_ns());
+                break;
+            }
+            case core::LeaseAction::KeepAlive: {
+                const int64_t sent = monotonic_ns();
+                const etcd::KeepaliveResult r = client_.keepalive(lease_.lease_id);
+                if (r.status.ok() && r.ttl_s > 0)
+                    core::lease_on_keepalive_ok(lease_, cfg_, sent, monotonic_ns());
+                else if (r.status.ok() || r.status.code == etcd::Code::LeaseNotFound)
+                    core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
+                else
+                    fail(core::LeaseAction::KeepAlive, r.status);
+                break;
+            }
+        }
+        if (lease_.state == core::LeaseState::Held) renew_mark();
+        publish(lease_);
+
+        now = monotonic_ns();
+        const core::LeaseStep next = core::lease_next_step(lease_, cfg_, now);
+        if (next.action != core::LeaseAction::Wait) return 0;
+        int64_t wait_ms = (next.at_ns - now + kNsPerMs - 1) / kNsPerMs;
+        if (wait_ms > kTickMs) wait_ms = kTickMs;
+        if (mark_retry_) wait_ms = wait_ms > 20 ? 20 : wait_ms;
+        return wait_ms < 1 ? 1 : static_cast<long>(wait_ms);
+    }
+
+    // Stops ids, hands the exact mark over and revokes the lease.
+    void shutdown(AbortHook* hook) noexcept {
+        const bool held = lease_.state == core::LeaseState::Held;
+        core::lease_on_shutdown(lease_);
+        publish(lease_);
+        if (!held && lease_.lease_id == 0) return;
+        // No id past the last issued millisecond from here on; let a backend
+        // that passed the lease check just before finish its swap.
+        LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+        const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
+        pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(last + 1));
+        publish_reservation_locked();
+        LWLockRelease(shared->lock);
+        pg_usleep(kSettleMs * 1000L);
+
+        hook->deadline_ns = monotonic_ns() + kShutdownBudgetNs;
+        const core::ShutdownPlan plan = core::plan_shutdown(lease_, monotonic_ns());
+        if (plan.write_exact_mark && mark_worker_ == lease_.worker) {
+            const int64_t exact = core::packed_ms(pg_atomic_read_u64(&shared->position));
+            const core::Mark m = core::exact_shutdown_mark(exact);
+            const etcd::CasResult r =
+                client_.compare_and_put(core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(m),
+                                        mark_revision_, core::worker_key(prefix_, lease_.worker),
+                                        lease_.lease_id);
+            if (!r.status.ok() || !r.succeeded)
+                ereport(LOG, (errmsg("snowflake could not hand over the exact mark of worker id %d to etcd",
+                                     lease_.worker),
+                              errdetail("%s", r.status.ok() ? "The mark or the worker key changed."
+                                                            : r.status.error.c_str()),
+                              errhint("The next holder of the id waits out the last reservation.")));
+        }
+        if (plan.revoke) {
+            const etcd::Status s = client_.revoke(lease_.lease_id);
+            if (!s.ok() && s.code != etcd::Code::LeaseNotFound)
+                ereport(LOG, (errmsg("snowflake could not revoke its lease in etcd"),
+                              errdetail("%s", s.error.c_str()),
+                              errhint("The worker id is free when the lease's TTL runs out.")));
+        }
+    }
+
+private:
+    void fail(core::LeaseAction what, const etcd::Status& s) {
+        core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), monotonic_ns());
+        if (s.code == etcd::Code::LeaseNotFound) core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
+    }
+
+    // Keeps the worker id's reservation in etcd ahead of the clock.
+    void renew_mark() {
+        mark_retry_ = false;
+        const int64_t now_ms_id = now_ms(epoch_unix_us());
+        const int64_t reserved = etcd_reserved();
+        const core::ReservationPlan plan =
+            core::plan_reservation(now_ms_id, reserved, demand_ms(), core::kEtcdMarkWindowMs);
+        if (!plan.write) return;
+        core::Mark m;
+        m.ms = plan.until_ms;
+        const etcd::CasResult r = client_.compare_and_put(
+            core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(m), mark_revision_,
+            core::worker_key(prefix_, lease_.worker), lease_.lease_id);
+        if (!r.status.ok()) {
+            char text[kErrorTextSize];
+            snprintf(text, sizeof(text), "writing %s: %s", core::mark_key(prefix_, lease_.worker).c_str(),
+                     r.status.error.c_str());
+            record_mark_attempt(text);
+            mark_retry_ = true;
+            return;
+        }
+        if (!r.succeeded) {
+            // Someone else wrote the mark, or our claim of the worker key is
+            // gone: the id is not ours any more.
+            record_mark_attempt("the worker id's mark or key in etcd changed: the id is held by another lease");
+            core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
+            return;
+        }
+        mark_revision_ = r.revision;
+        LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+        pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(plan.until_ms + 1));
+        publish_reservation_locked();
+        LWLockRelease(shared->lock);
+        record_mark_attempt("");
+    }
+
+    core::LeaseConfig cfg_;
+    etcd::Client client_;
+    std::string prefix_;
+    std::string identity_;
+    core::Lease lease_;
+    int64_t mark_revision_ = 0;  // of <prefix>/marks/<mark_worker_> as last read or written
+    int32_t mark_worker_ = -1;
+    bool mark_retry_ = false;
+};
+
+// Everything with a destructor lives here, where nothing raises an error.
+void run() {
+    core::LeaseConfig cfg;
+    cfg.ttl_ms = static_cast<int64_t>(lease_ttl_s) * 1000;
+    cfg.static_worker = worker_id;
+    cfg.leasing = true;
+
+    etcd::Options options;
+    std::string reason;
+    (void)core::parse_endpoints(etcd_endpoints, &options.endpoints, &reason);  // checked by the GUC
+    AbortHook hook;
+    options.should_abort = should_abort;
+    options.abort_arg = &hook;
+
+    core::NodeIdentity me;
+    char host[256] = "";
+    if (gethostname(host, sizeof(host) - 1) != 0) snprintf(host, sizeof(host), "unknown");
+    me.host = host;
+    me.port = PostPortNumber;
+    me.system_identifier = GetSystemIdentifier();
+    me.started_unix_ms = (PgStartTime + kPgEpochUnixUs) / 1000;
+
+    LeaseRun lease(cfg, std::move(options), lease_prefix, core::encode_node_identity(me));
+    while (!ShutdownRequestPending) {
+        const long sleep_ms = lease.turn();
+        if (ShutdownRequestPending) break;
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+    }
+    lease.shutdown(&hook);
+}
+
+}  // namespace
+
+void init_lease(SharedState* s) {
+    LeaseShared& l = s->lease;
+    l.leasing = leasing_configured();
+    pg_atomic_init_u32(&l.state, static_cast<uint32>(l.leasing ? core::LeaseState::Acquiring
+                                                             : core::LeaseState::Static));
+    pg_atomic_init_u32(&l.worker_plus1, 0);
+    pg_atomic_init_u64(&l.deadline_ns, 0);
+    pg_atomic_init_u64(&l.etcd_reserved_ms_plus1, 0);
+    l.lease_id = 0;
+    l.renewals = 0;
+    l.failures = 0;
+    l.last_error[0] = '\0';
+    l.mark_attempts = 0;
+    l.mark_error[0] = '\0';
+    l.worker_latch = nullptr;
+}
+
+int32_t current_worker_id() {
+    if (shared == nullptr || !shared->lease.leasing) return worker_id;
+    return static_cast<int32_t>(pg_atomic_read_u32(&shared->lease.worker_plus1)) - 1;
+}
+
+void register_lease_worker() {
+    BackgroundWorker worker;
+    std::memset(&worker, 0, sizeof(worker));
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    worker.bgw_restart_time = 1;
+    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_lease_worker_main");
+    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake worker id lease");
+    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake worker id lease");
+    RegisterBackgroundWorker(&worker);
+}
+
+}  // namespace snowflake::pg
+
+extern "C" void snowflake_lease_worker_main(Datum) {
+    namespace sp = snowflake::pg;
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+        ereport(ERROR, (errmsg("could not initialise libcurl for the snowflake lease worker")));
+
+    before_shmem_exit(sp::detach, 0);
+    LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
+    sp::shared->lease.worker_latch = MyLatch;
+    LWLockRelease(sp::shared->lock);
+
+    sp::run();
+    curl_global_cleanup();
+    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+}
