@@ -269,6 +269,7 @@ public:
                               errhint("The next holder of the id waits out the last reservation.")));
         }
         if (plan.revoke) {
+            ereport(LOG, (errmsg("snowflake releasing worker id %d: revoking its lease in etcd", lease_.worker)));
             const etcd::Status s = client_.revoke(lease_.lease_id);
             if (!s.ok() && s.code != etcd::Code::LeaseNotFound)
                 ereport(LOG, (errmsg("snowflake could not revoke its lease in etcd"),

@@ -1,0 +1,282 @@
+#!/bin/bash
+# Worker ids leased from etcd, against a real 3-member etcd cluster on
+# loopback and real PostgreSQL nodes (snowflake.lease_ttl = 5 s, the
+# minimum, to keep the suite short).
+#
+#   1  three nodes with worker_id unset lease three distinct ids, seen in
+#      their stats and in the worker bits of their ids
+#   2  a node configured with a static id another node holds refuses ids
+#      (SF003) naming the holder
+#   3  a clean shutdown frees the id at once (exact mark handed over)
+#   4  one of the three etcd members killed: ids never stop
+#   5  kill -9 of a node: its id stays held until the TTL runs out; a new
+#      node taking it, its clock 2 s behind, issues ids above every id the
+#      dead node returned
+#   6  every etcd member frozen (SIGSTOP): nodes refuse ids before their
+#      lease could expire in etcd and issue none after; ids resume after
+#      SIGCONT; no duplicate id across the run
+#   7  bad endpoints: nothing listening, an HTTP server that is not etcd: a
+#      clear SF003 at once, and a prompt shutdown; an unparsable URL stops
+#      the server at start (FATAL naming the setting)
+#
+# Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+FAULT_DIR=$PWD/test/fault
+. test/fault/lib.sh
+. test/lib/etcd.sh
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-lease.XXXXXX")
+chmod 755 "$WORK"
+cleanup() {
+    pg_cleanup_all
+    etcd_stop
+    [ -n "${HTTP_PID:-}" ] && { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; }
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+umask 022
+
+TTL=5
+ft_build_shim "$WORK" || echo "# select_shim.c did not compile: workers keep the real clock"
+
+if ! etcd_start 3 "$WORK"; then
+    echo "not ok - a 3-member etcd cluster starts on loopback"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
+
+# node NAME [conf lines...]: a new instance leasing from the cluster.
+node() {
+    local dir
+    shift
+    dir=$(pg_tmpdir)
+    pg_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" \
+        "snowflake.lease_ttl = $TTL" "autovacuum = off" "log_min_messages = info" "$@" >/dev/null || return 1
+    echo "$dir"
+}
+start() { pg_start "$1" || { echo "# $1 did not start:"; tail -5 "$1/server.log" | sed 's/^/#   /'; return 1; }; }
+stat_of() { pg_val "$1" "SELECT $2 FROM snowflake_stats"; }
+held() { [ "$(stat_of "$1" lease_state 2>/dev/null)" = held ]; }
+state_is() { [ "$(stat_of "$1" lease_state 2>/dev/null)" = "$2" ]; }
+key_exists() { [ -n "$(etcd_ctl get --keys-only "$1" 2>/dev/null)" ]; }
+key_gone() { ! key_exists "$1"; }
+try_id() { pg_psql "$1" -A -t -F $'\x1f' -c "SELECT * FROM try_nextval()"; }
+helpers() {
+    pg_psql "$1" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION snowflake;
+CREATE FUNCTION try_nextval(OUT id bigint, OUT state text, OUT msg text, OUT detail text)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    id := snowflake_nextval();
+    state := '00000';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+END $$;
+SQL
+}
+
+# uptime: seconds of real time (/proc/uptime: not moved by libfaketime).
+uptime() { local u _; read -r u _ </proc/uptime; echo "$u"; }
+
+# load DIR FILE: issues ids in a loop, one line per call appended to FILE:
+# "<uptime after the call> <id or SQLSTATE>" (the server reads /proc/uptime
+# after try_nextval() returned, so the time is a bound on when the id was
+# issued, whatever clock the server runs with). Runs until killed; sets
+# LOAD_PID.
+load() {
+    local dir=$1 file=$2
+    (
+        while :; do
+            pg_psql "$dir" -A -t -F ' ' -c "SELECT split_part(pg_read_file('/proc/uptime'), ' ', 1), coalesce(id::text, state) FROM try_nextval()" \
+                >>"$file" 2>/dev/null || sleep 0.05
+        done
+    ) &
+    LOAD_PID=$!
+}
+stop_load() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# ---------------------------------------------------------------------------
+echo "# 1: three nodes lease three distinct ids"
+N1=$(node n1) && N2=$(node n2) && N3=$(node n3) || { bail "1: nodes initialised"; exit 1; }
+for n in "$N1" "$N2" "$N3"; do start "$n" || { bail "1: node started"; exit 1; }; done
+for n in "$N1" "$N2" "$N3"; do
+    helpers "$n"
+    wait_for "held" 15 held "$n" || not_ok "1: $n holds a lease" "$(stat_of "$n" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+done
+W1=$(stat_of "$N1" worker_id); W2=$(stat_of "$N2" worker_id); W3=$(stat_of "$N3" worker_id)
+is "1: three distinct worker ids ($W1 $W2 $W3)" "$(printf '%s\n' "$W1" "$W2" "$W3" | sort -u | grep -c '^[0-9][0-9]*$')" 3
+for n in "$N1" "$N2" "$N3"; do
+    w=$(stat_of "$n" worker_id)
+    is "1: ids of the node with worker id $w carry it" \
+        "$(pg_val "$n" "SELECT count(DISTINCT snowflake_worker_id(x)) || ' ' || min(snowflake_worker_id(x)) FROM snowflake_nextval_batch(5000) x")" "1 $w"
+    check "1: its key names the node" key_exists "/snowflake/workers/$w"
+done
+like "1: the worker key's value names the node" "$(etcd_ctl get --print-value-only "/snowflake/workers/$W1")" \
+    '^snowflake-node host=.* port=[0-9]+ system_identifier=[0-9]+ started_unix_ms=[0-9]+$'
+cmp_num "1: keepalives are counted" "$(stat_of "$N1" lease_renewals)" -ge 0
+is "1: lease_deadline lies ahead, within the TTL" \
+    "$(stat_of "$N1" "lease_deadline > clock_timestamp() AND lease_deadline <= clock_timestamp() + interval '$TTL s'")" t
+
+# ---------------------------------------------------------------------------
+echo "# 2: a static id held by another node"
+S=$(node s "snowflake.worker_id = $W1")
+start "$S" && helpers "$S"
+wait_for "taken" 10 state_is "$S" acquiring
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$S")"
+is "2: the second node with worker id $W1 refuses ids: SF003" "$state" SF003
+is "2: ... message" "$msg" "no worker id lease is held"
+like "2: ... the detail names the node holding it" "$detail" "worker id $W1 is held by another node: host .* port [0-9]+ \\(system identifier $(pg_val "$N1" "SELECT system_identifier FROM pg_control_system()")"
+pg_stop "$S"
+
+# ---------------------------------------------------------------------------
+echo "# 3: a clean shutdown frees the id at once"
+t0=$(real_now)
+pg_stop "$N3"
+check "3: the key of worker id $W3 is gone right after the stop" key_gone "/snowflake/workers/$W3"
+like "3: the id's mark in etcd is the exact last millisecond" "$(etcd_ctl get --print-value-only "/snowflake/marks/$W3")" '^[0-9]+ exact$'
+el=$(elapsed_since "$t0")
+if fcmp "$el" '<' 3; then ok "3: ... within $el s"; else not_ok "3: ... promptly" "took $el s"; fi
+
+# ---------------------------------------------------------------------------
+echo "# 4: one etcd member killed: no interruption"
+: >"$WORK/load4_1"; : >"$WORK/load4_2"
+load "$N1" "$WORK/load4_1"; L1=$LOAD_PID
+load "$N2" "$WORK/load4_2"; L2=$LOAD_PID
+sleep 1
+kill -KILL "${ETCD_PIDS[0]}"; wait "${ETCD_PIDS[0]}" 2>/dev/null
+sleep $((TTL + 2))
+stop_load "$L1"; stop_load "$L2"
+is "4: no id refused on either node while a member was down" \
+    "$(cat "$WORK/load4_1" "$WORK/load4_2" | awk '$2 !~ /^[0-9]+$/' | wc -l)" 0
+cmp_num "4: ... ids kept coming ($(cat "$WORK/load4_1" "$WORK/load4_2" | wc -l) calls)" \
+    "$(cat "$WORK/load4_1" "$WORK/load4_2" | wc -l)" -gt 10
+is "4: both nodes still hold their leases" "$(stat_of "$N1" lease_state) $(stat_of "$N2" lease_state)" "held held"
+
+# ---------------------------------------------------------------------------
+echo "# 5: kill -9 of a node; a new node with its clock 2 s behind takes the id after the TTL"
+: >"$WORK/load5"
+W2=$(stat_of "$N2" worker_id)
+load "$N2" "$WORK/load5"; L=$LOAD_PID
+sleep 1.5
+kill -9 "$(pg_postmaster_pid "$N2")"
+t_kill=$(real_now)
+check "5: the dead node's key is still there right after the kill" key_exists "/snowflake/workers/$W2"
+pg_reap "$N2"
+stop_load "$L"
+MAXDEAD=$(awk '$2 ~ /^[0-9]+$/ { print $2 }' "$WORK/load5" | sort -n | tail -1)
+E=$(node e "snowflake.worker_id = $W2")
+ft_set "$E" -2
+mapfile -t fenv < <(ft_env "$E")
+pg_start "$E" "${fenv[@]}" || not_ok "5: the new node starts under libfaketime"
+helpers "$E"
+if wait_for "held" $((TTL + 10)) held "$E"; then
+    el=$(elapsed_since "$t_kill")
+    ok "5: the new node holds worker id $W2 ($el s after the kill)"
+    # etcd expires the lease TTL after the last keepalive it got, at most a
+    # third of the TTL before the kill.
+    if fcmp "$el" '>=' "$(awk -v t="$TTL" 'BEGIN { print t * 2 / 3 - 0.5 }')"; then
+        ok "5: ... not before the dead node's lease ran out"
+    else
+        not_ok "5: ... not before the dead node's lease ran out" "after $el s"
+    fi
+else
+    not_ok "5: the new node gets worker id $W2 after the TTL" "$(stat_of "$E" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+first=""
+for _ in $(seq 1 300); do
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$E")"
+    [ "$state" = 00000 ] && { first=$id; break; }
+    sleep 0.05
+done
+if [ -n "$first" ] && [ -n "$MAXDEAD" ]; then
+    cmp_num "5: its first id is above every id the dead node returned" "$first" -gt "$MAXDEAD"
+    is "5: ... and carries worker id $W2" "$(pg_val "$E" "SELECT snowflake_worker_id($first)")" "$W2"
+else
+    not_ok "5: the new node issues ids" "last: $state $msg; dead node's max '$MAXDEAD'"
+fi
+
+# ---------------------------------------------------------------------------
+echo "# 6: every etcd member frozen"
+: >"$WORK/load6_1"; : >"$WORK/load6_e"
+load "$N1" "$WORK/load6_1"; L1=$LOAD_PID
+load "$E" "$WORK/load6_e"; L2=$LOAD_PID
+sleep 1
+t_freeze=$(uptime)
+for p in "${ETCD_PIDS[@]:1}"; do kill -STOP "$p"; done
+sleep $((TTL + 2))
+for p in "${ETCD_PIDS[@]:1}"; do kill -CONT "$p"; done
+t_thaw=$(uptime)
+wait_for "held again" 20 held "$N1"
+wait_for "held again" 20 held "$E"
+sleep 1
+stop_load "$L1"; stop_load "$L2"
+for f in load6_1 load6_e; do
+    last_ok=$(awk -v a="$t_freeze" -v b="$t_thaw" '$2 ~ /^[0-9]+$/ && $1 > a && $1 < b { t = $1 } END { print t ? t - a : -1 }' "$WORK/$f")
+    if fcmp "$last_ok" '<' "$(awk -v t="$TTL" 'BEGIN { print t - 0.8 }')"; then
+        ok "6 ($f): no id issued once the lease could have expired (last one $last_ok s after the freeze)"
+    else
+        not_ok "6 ($f): no id issued once the lease could have expired" "an id $last_ok s after the freeze (TTL $TTL s)"
+    fi
+    cmp_num "6 ($f): ids refused with SF003 while frozen" "$(grep -c ' SF003$' "$WORK/$f")" -gt 0
+    cmp_num "6 ($f): ids again after SIGCONT" \
+        "$(awk -v b="$t_thaw" '$2 ~ /^[0-9]+$/ && $1 > b' "$WORK/$f" | wc -l)" -gt 0
+done
+is "6: no duplicate id across the run" \
+    "$(cat "$WORK"/load* | awk '$2 ~ /^[0-9]+$/ { print $2 }' | sort | uniq -d | wc -l)" 0
+
+# ---------------------------------------------------------------------------
+echo "# 7: bad endpoints"
+port=$(etcd_free_port)
+B=$(pg_tmpdir)
+pg_init "$B" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = 'http://127.0.0.1:$port'" \
+    "snowflake.lease_ttl = $TTL" >/dev/null
+start "$B" && helpers "$B"
+sleep 0.5
+t0=$(real_now)
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$B")"
+is "7: nothing listening: SF003" "$state" SF003
+like "7: ... the detail says why" "$detail" "connection refused to http://127.0.0.1:$port"
+el=$(elapsed_since "$t0")
+if fcmp "$el" '<' 2; then ok "7: ... at once ($el s, a psql call)"; else not_ok "7: ... at once" "took $el s"; fi
+t0=$(real_now); pg_stop "$B"; el=$(elapsed_since "$t0")
+if fcmp "$el" '<' 5; then ok "7: ... and it stops in $el s"; else not_ok "7: ... and it stops promptly" "took $el s"; fi
+
+# An HTTP server that is not etcd (POST is answered 501).
+hport=$(etcd_free_port)
+python3 -m http.server "$hport" --bind 127.0.0.1 --directory "$WORK" >/dev/null 2>&1 &
+HTTP_PID=$!
+wait_for "http" 5 etcd_listening "$hport"
+pg_conf "$B" "snowflake.etcd_endpoints = 'http://127.0.0.1:$hport'"
+start "$B"
+sleep 0.5
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$B")"
+is "7: a server that is not etcd: SF003" "$state" SF003
+like "7: ... the detail names its answer" "$detail" '(HTTP 50[0-9]|not the JSON)'
+t0=$(real_now); pg_stop "$B"; el=$(elapsed_since "$t0")
+if fcmp "$el" '<' 5; then ok "7: ... and it stops in $el s"; else not_ok "7: ... and it stops promptly" "took $el s"; fi
+kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; HTTP_PID=
+
+pg_conf "$B" "snowflake.etcd_endpoints = 'etcd.example:2379'"
+off=$(log_size "$B")
+if pg_start "$B"; then
+    not_ok "7: an unparsable endpoint stops the server at start" "it started"
+    pg_stop "$B"
+else
+    pg_reap "$B"
+    check "7: an unparsable endpoint: no start, FATAL names snowflake.etcd_endpoints" \
+        grep -q 'FATAL:  invalid value for parameter "snowflake.etcd_endpoints"' "$B/server.log"
+fi
+
+pg_cleanup_all
+etcd_stop
+if [ "$T_FAILED" -gt 0 ]; then printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"; fi
+echo "$T_PASSED passed, $T_FAILED failed"
+[ "$T_FAILED" -eq 0 ]
