@@ -164,17 +164,18 @@ bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // Outcomes. send_ns is the monotonic time just before the request was sent.
 void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                        int64_t send_ns, int64_t now_ns) noexcept;
-// Chooses the id to claim from the ids taken under <prefix>/workers/: the
-// previous id if free, else the lowest free id at or after rotate_from
-// (wrapping); after a lost claim, a random one (random_value) among the
-// lowest free ids, so that nodes starting together spread out. Sets
-// l.candidate and returns it, or -1 if every id is taken (then call
-// lease_on_failure with a sentence: all ids are taken). Static: the static id.
+// The worker ids found under <prefix>/workers/ (parse_worker_key of each key).
 struct TakenIds {
     uint64_t bits[(kMaxWorker + 1 + 63) / 64] = {};
 };
-void taken_add(TakenIds& t, int32_t worker) noexcept;
+void taken_add(TakenIds& t, int32_t worker) noexcept;  // ignores -1 and out-of-range ids
 bool taken_has(const TakenIds& t, int32_t worker) noexcept;
+// Chooses the id to claim: the previous id if free, else the lowest free id
+// at or after rotate_from (wrapping); after n lost claims in a row, a random
+// one (random_value) among the min(2^n, 32) lowest free ids from there, so
+// that nodes starting together spread out. Sets l.candidate and returns it,
+// or -1 if every id is taken (then call lease_on_failure with a sentence).
+// Static: the static id.
 int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                             uint32_t random_value) noexcept;
 void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
@@ -223,9 +224,14 @@ struct Handover {
     int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
 };
 // floor = max(local, etcd); the grace is the window of a reservation that
-// reaches the floor (a clean mark is exact: no grace).
+// reaches the floor (a clean mark is exact: no grace). etcd_mark_is_ours:
+// the etcd mark's mod revision is the one this process's own last write of
+// it returned (it lost the lease and got the same id back): nobody else
+// issued under that id since, so the process's own position (pass the
+// generator's last_ms as an exact local mark) is the floor and the etcd
+// reservation is not waited out.
 Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms) noexcept;
+                       int64_t etcd_window_ms, bool etcd_mark_is_ours = false) noexcept;
 
 // Ids may be issued up to min(local reservation, etcd reservation).
 constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
