@@ -22,49 +22,57 @@
 //     of the holder's clock. Ids are only issued up to min(local reservation,
 //     etcd reservation). A new holder starts above max(local mark, etcd mark),
 //     so it never reissues an earlier holder's ids even if their clocks
-//     disagree, and the mark is written with a compare on its mod revision,
-//     so an old holder that lost the id cannot move it after the new holder
-//     read it.
+//     disagree. The mark is written with a compare on its mod revision and
+//     on the worker key still being attached to the writer's lease, so an
+//     old holder that lost the id cannot move it any more.
 //
-// How a background worker drives it (the glue; one Lease per node):
+// How a background worker drives it (test/etcd/lease_loop_test.cpp has a
+// complete, tested reference loop, class Node). One Lease per node, owned by
+// the worker; the fields backends need (state, worker, deadline_ns, the etcd
+// reservation) are published to shared memory after each step.
 //
-//   Lease l = lease_start(cfg, now_ns());             // Static if no endpoints
-//   for (;;) {                                         // WaitLatch + interrupts
-//       int64_t now = now_ns();
-//       lease_tick(l, cfg, now);                       // deadline passed?
-//       publish l.state, l.worker, l.deadline_ns to shared memory
-//       LeaseStep s = lease_next_step(l, cfg, now);
-//       switch (s.action) {
-//       case LeaseAction::Wait:  sleep until s.at_ns (or latch); break;
-//       case LeaseAction::Grant: t = now_ns(); r = client.grant(ttl_s);
-//           r.ok ? lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s*1000, t, now_ns())
-//                : lease_on_failure(l, cfg, LeaseAction::Grant, r.error.c_str(), now_ns());
-//       case LeaseAction::ListWorkers: client.range(prefix + "/workers/") ->
-//           TakenIds from parse_worker_key() on each key;
-//           lease_choose_worker(l, cfg, taken, random) -> id (-1: all taken: lease_on_failure)
-//       case LeaseAction::Claim: client.claim(worker_key(prefix, l.candidate),
-//           encode_node_identity(me), l.lease_id) ->
-//           lease_on_claim_ok / lease_on_claim_taken(holder value) / lease_on_failure
-//       case LeaseAction::ReadMark: client.get(mark_key(prefix, l.worker)) ->
-//           decode_etcd_mark(); plan_handover(local mark, etcd mark) -> restart the
-//           generator above the floor, etcd reservation = the etcd mark's ms;
-//           lease_on_mark_read(l, cfg, now_ns())    -> Held
-//       case LeaseAction::KeepAlive: t = now_ns(); r = client.keepalive(l.lease_id);
-//           r.ok && r.ttl_s > 0 ? lease_on_keepalive_ok(l, cfg, t, now_ns())
-//           : r.ok ? lease_on_lease_gone(l, cfg, now_ns())
-//                  : lease_on_failure(l, cfg, LeaseAction::KeepAlive, ...)
-//       }
-//       while held: if etcd_mark_due(...) write encode_etcd_mark({now_ms +
-//           kEtcdMarkWindowMs, false}) with compare-and-put on the mark's mod
-//           revision; only after it succeeded publish the new etcd reservation.
-//   }
-//   On SIGTERM: lease_on_shutdown(l) (backends stop issuing: may_issue is
-//   false), then if plan_shutdown(l, now).write_exact_mark, put
-//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)); then revoke.
+//   Lease l = lease_start(cfg, mono_ns());        // Static when no endpoints
+//   loop (WaitLatch with the step's at_ns, CHECK_FOR_INTERRUPTS, SIGHUP):
+//     lease_tick(l, cfg, mono_ns());               // Held -> Expired at the deadline
+//     LeaseStep s = lease_next_step(l, cfg, mono_ns());
+//     Grant:       t = mono_ns(); r = client.grant(ttl_s);
+//                  ok: lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s * 1000, t, mono_ns())
+//     ListWorkers: r = client.range(workers_prefix(prefix)); taken_add(taken,
+//                  parse_worker_key(prefix, kv.key)) for each key;
+//                  lease_choose_worker(l, cfg, taken, random) < 0:
+//                  lease_on_failure(l, cfg, s.action, "all 1024 worker ids are taken", ...)
+//     Claim:       r = client.claim(worker_key(prefix, l.candidate),
+//                                   encode_node_identity(me), l.lease_id);
+//                  claimed: lease_on_claim_ok; not claimed: lease_on_claim_taken(l, cfg,
+//                  r.holder.value, r.holder.lease, now); LeaseNotFound: lease_on_lease_gone
+//     ReadMark:    g = client.get(mark_key(prefix, l.worker)); decode_etcd_mark;
+//                  h = plan_handover(local mark, local window, etcd mark,
+//                      kEtcdMarkWindowMs, g.kv.mod_revision == the revision of our own last write);
+//                  restart the generator with state_after(h.floor_ms, h.grace_ms) if
+//                  the floor is above it or the id changed; then write the first
+//                  reservation etcd_mark_extension(etcd mark, now_ms) with
+//                  client.compare_and_put(mark key, encode_etcd_mark({until, false}),
+//                  g's mod revision (0 if absent), worker_key(prefix, l.worker), l.lease_id);
+//                  only when it succeeded: publish it, lease_on_mark_read(l, cfg, now)
+//     KeepAlive:   t = mono_ns(); r = client.keepalive(l.lease_id);
+//                  ttl > 0: lease_on_keepalive_ok(l, cfg, t, mono_ns());
+//                  ttl == 0: lease_on_lease_gone(l, cfg, mono_ns())
+//     any call failing otherwise: lease_on_failure(l, cfg, s.action, r.status.error.c_str(), now)
+//     Wait:        while lease_may_issue: if etcd_mark_due(reserved, now_ms, a backend
+//                  asked, ids issued lately) write etcd_mark_extension(...) with
+//                  compare_and_put on the last revision (guarded as above), and
+//                  publish the new reservation only after it succeeded.
+//   On SIGTERM: lease_on_shutdown(l) and publish (backends stop: may_issue is
+//   false); p = plan_shutdown(l, now); without the abort hook and within one
+//   second in all (Client::set_timeout_ms): if p.write_exact_mark, write
+//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)) with
+//   compare_and_put as above; if p.revoke, client.revoke(l.lease_id).
 //
-// Backends only call lease_may_issue(published state, deadline, now_ns())
-// before issuing, and cap the generator's reservation with
-// issue_limit_ms(local reserved_until, etcd reserved_until).
+// Backends only test lease_may_issue(published state, deadline_ns, now) with
+// the monotonic clock before issuing, and cap the generator with
+// reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
+// on NeedReservation beyond the etcd reservation they ask the worker and wait
+// (in slices) for it to publish a new one.
 #pragma once
 
 #include "pure.hpp"

@@ -157,19 +157,25 @@ public:
         return n.first_id;
     }
 
-    // Clean shutdown: stop issuing, hand over the exact mark, revoke.
-    void shutdown() {
+    // Clean shutdown: stop issuing, hand over the exact mark, revoke; under
+    // a second in all, whatever etcd does. Returns whether both succeeded.
+    bool shutdown() {
         core::lease_on_shutdown(lease_);
         const core::ShutdownPlan p = core::plan_shutdown(lease_, mono_ns());
+        bool ok = true;
+        client_.set_abort_hook(nullptr, nullptr);
         if (p.write_exact_mark) {
+            client_.set_timeout_ms(500);
             const etcd::CasResult r = client_.compare_and_put(
                 core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(core::exact_shutdown_mark(gen_.last_ms)),
                 mark_revision_, core::worker_key(prefix_, lease_.worker), lease_.lease_id);
-            EXPECT_TRUE(r.status.ok() && r.succeeded) << r.status.error;
+            ok = r.status.ok() && r.succeeded;
         }
         if (p.revoke) {
-            EXPECT_TRUE(client_.revoke(lease_.lease_id).ok());
+            client_.set_timeout_ms(400);
+            ok = client_.revoke(lease_.lease_id).ok() && ok;
         }
+        return ok;
     }
 
     const core::Lease& lease() const { return lease_; }
@@ -278,8 +284,8 @@ TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
     ASSERT_TRUE(b.run_until([&] { return (idb = b.issue()) != 0; }, 3000));
     EXPECT_EQ(core::decompose(ida).worker, a.lease().worker);
     EXPECT_GT(a.etcd_reserved(), core::decompose(ida).ms);
-    a.shutdown();
-    b.shutdown();
+    EXPECT_TRUE(a.shutdown());
+    EXPECT_TRUE(b.shutdown());
 }
 
 TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
@@ -294,7 +300,7 @@ TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
     EXPECT_EQ(std::string(b.lease().last_error).rfind("worker id 7 is held by another node: host node-a port 5432", 0), 0u)
         << b.lease().last_error;
 
-    a.shutdown();  // exact mark, then revoke: B may take over at once
+    ASSERT_TRUE(a.shutdown());  // exact mark, then revoke: B may take over at once
     const Clock::time_point t = Clock::now();
     ASSERT_TRUE(b.run_until([&] { return held(b); }, 4000)) << b.lease().last_error;
     EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count(), 2000);
@@ -302,7 +308,7 @@ TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
     int64_t first_b = 0;
     ASSERT_TRUE(b.run_until([&] { return (first_b = b.issue()) != 0; }, 3000));
     EXPECT_GT(first_b, last_a);
-    b.shutdown();
+    EXPECT_TRUE(b.shutdown());
 }
 
 TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
@@ -324,7 +330,7 @@ TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
     ASSERT_TRUE(b.run_until([&] { return (first_b = b.issue()) != 0; }, 8000));
     EXPECT_GT(first_b, last_a);
     EXPECT_GT(core::decompose(first_b).ms, a_reserved);
-    b.shutdown();
+    EXPECT_TRUE(b.shutdown());
 }
 
 TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
@@ -350,7 +356,20 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     // when etcd resumes: then the mark's revision is not the one this node
     // knows, and it waits out the reservation (up to the window) to be safe.
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, core::kEtcdMarkWindowMs + 3000)) << a.debug();
-    a.shutdown();
+    EXPECT_TRUE(a.shutdown());
+}
+
+TEST_F(LeaseLoop, ShutdownWithAFrozenEtcdTakesUnderASecond) {
+    Node a(prefix_, "node-a", -1, 5);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    test::Frozen frozen;
+    ASSERT_TRUE(frozen.ok());
+    const Clock::time_point t = Clock::now();
+    EXPECT_FALSE(a.shutdown());
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+    EXPECT_LT(took, 1000);
+    EXPECT_GE(took, 850);  // both calls did wait for etcd
+    EXPECT_FALSE(core::lease_may_issue(a.lease(), mono_ns()));
 }
 
 }  // namespace
