@@ -157,8 +157,8 @@ public:
     // For the calls that follow. At shutdown the worker's abort hook already
     // says "stop", so the hand-over calls run without it, on a short budget:
     //   c.set_abort_hook(nullptr, nullptr);
-    //   c.set_timeout_ms(500);  compare_and_put(exact mark)
-    //   c.set_timeout_ms(400);  revoke(lease)   -> under a second in all
+    //   c.set_timeout_ms(450);  compare_and_put(exact mark)
+    //   c.set_timeout_ms(350);  revoke(lease)   -> under a second in all
     void set_timeout_ms(long timeout_ms) noexcept { options_.timeout_ms = timeout_ms; }
     void set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept {
         options_.should_abort = should_abort;
