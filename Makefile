@@ -93,6 +93,16 @@ $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUIL
 	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client.o $(CORE_SRCS) \
 	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
+# The same under AddressSanitizer and UndefinedBehaviorSanitizer
+# (ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh).
+SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) src/etcd/client.cpp \
+                                      src/etcd/client.hpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_client_sanitized.o src/etcd/client.cpp
+	$(CXX) $(CORE_CXXFLAGS) $(SANITIZE) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client_sanitized.o \
+	    $(CORE_SRCS) $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
@@ -105,7 +115,8 @@ installed: deps
 	$(MAKE) install
 
 test: installed
-	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
+	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests \
+	    $(BUILD)/etcd_client_tests_sanitized
 	test/run_all.sh
 
 demo: installed

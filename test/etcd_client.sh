@@ -5,6 +5,7 @@
 # stops it (by its pid) and removes the directory, pass or fail.
 #
 #   test/etcd_client.sh [gtest options, e.g. --gtest_filter=Etcd.*]
+#   ETCD_CLIENT_TESTS=path/to/other/build test/etcd_client.sh   (e.g. a sanitizer build)
 #
 # Needs the packages etcd-server, libcurl4-openssl-dev, libmicrohttpd-dev,
 # curl (scripts/deps.sh); does not need PostgreSQL.
@@ -16,7 +17,11 @@ if [ ! -x "$ETCD" ]; then
     echo "etcd_client: $ETCD not found; install etcd-server (make deps)" >&2
     exit 1
 fi
-make -s build/etcd_client_tests
+tests=${ETCD_CLIENT_TESTS:-}
+if [ -z "$tests" ]; then
+    make -s build/etcd_client_tests
+    tests=build/etcd_client_tests
+fi
 
 dir=$(mktemp -d /tmp/snowflake-etcd.XXXXXX)
 etcd_pid=
@@ -86,14 +91,14 @@ fi
 echo "etcd_client: $("$ETCD" --version | head -1) at $url (pid $etcd_pid)"
 
 # Every test defined must run and pass: compare the count run with the list.
-expected=$(build/etcd_client_tests --gtest_list_tests "$@" | grep -c '^  ' || true)
+expected=$("$tests" --gtest_list_tests "$@" | grep -c '^  ' || true)
 if [ "$expected" -eq 0 ]; then
     echo "etcd_client: no test selected" >&2
     exit 1
 fi
 set +e
 SNOWFLAKE_TEST_ETCD=$url SNOWFLAKE_TEST_ETCD_PID=$etcd_pid \
-    build/etcd_client_tests --gtest_brief=1 "$@" | tee "$dir/gtest.out"
+    "$tests" --gtest_brief=1 "$@" | tee "$dir/gtest.out"
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\.$/\1/p' "$dir/gtest.out")

@@ -17,7 +17,9 @@ constexpr int64_t kMinRetryMs = 250;
 constexpr int64_t kMinKeepaliveGapNs = 100 * kNsPerMs;
 // Lost claims in a row before the choice backs off instead of retrying at once.
 constexpr int32_t kContentionBeforeBackoff = 8;
-// After a lost claim, a random one among this many lowest free ids.
+// After n lost claims in a row, a random one among the 2^n (at most this
+// many) lowest free ids: nodes that start together spread out quickly, and
+// ids stay low when few of them compete.
 constexpr int32_t kSpreadAfterContention = 32;
 
 // TTLs outside what the settings allow are clamped, so that the arithmetic
@@ -217,7 +219,8 @@ int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& ta
     const int32_t start = ((l.rotate_from % n) + n) % n;
     int32_t free_ids[kSpreadAfterContention];
     int32_t found = 0;
-    const int32_t wanted = l.contention > 0 ? kSpreadAfterContention : 1;
+    const int32_t wanted =
+        l.contention >= 5 ? kSpreadAfterContention : std::min<int32_t>(int32_t{1} << l.contention, kSpreadAfterContention);
     for (int32_t i = 0; i < n && found < wanted; i++) {
         const int32_t w = (start + i) % n;
         if (!taken_has(taken, w)) free_ids[found++] = w;
@@ -333,8 +336,9 @@ ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept {
 // ---------------------------------------------------------------------------
 // Marks
 
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms) noexcept {
+Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd_in,
+                       int64_t etcd_window_ms, bool etcd_mark_is_ours) noexcept {
+    const Mark etcd = etcd_mark_is_ours ? Mark{-1, true} : etcd_in;
     Handover h;
     h.floor_ms = std::max<int64_t>(std::max(local.ms, etcd.ms), -1);
     if (h.floor_ms < 0) return h;

@@ -22,49 +22,57 @@
 //     of the holder's clock. Ids are only issued up to min(local reservation,
 //     etcd reservation). A new holder starts above max(local mark, etcd mark),
 //     so it never reissues an earlier holder's ids even if their clocks
-//     disagree, and the mark is written with a compare on its mod revision,
-//     so an old holder that lost the id cannot move it after the new holder
-//     read it.
+//     disagree. The mark is written with a compare on its mod revision and
+//     on the worker key still being attached to the writer's lease, so an
+//     old holder that lost the id cannot move it any more.
 //
-// How a background worker drives it (the glue; one Lease per node):
+// How a background worker drives it (test/etcd/lease_loop_test.cpp has a
+// complete, tested reference loop, class Node). One Lease per node, owned by
+// the worker; the fields backends need (state, worker, deadline_ns, the etcd
+// reservation) are published to shared memory after each step.
 //
-//   Lease l = lease_start(cfg, now_ns());             // Static if no endpoints
-//   for (;;) {                                         // WaitLatch + interrupts
-//       int64_t now = now_ns();
-//       lease_tick(l, cfg, now);                       // deadline passed?
-//       publish l.state, l.worker, l.deadline_ns to shared memory
-//       LeaseStep s = lease_next_step(l, cfg, now);
-//       switch (s.action) {
-//       case LeaseAction::Wait:  sleep until s.at_ns (or latch); break;
-//       case LeaseAction::Grant: t = now_ns(); r = client.grant(ttl_s);
-//           r.ok ? lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s*1000, t, now_ns())
-//                : lease_on_failure(l, cfg, LeaseAction::Grant, r.error.c_str(), now_ns());
-//       case LeaseAction::ListWorkers: client.range(prefix + "/workers/") ->
-//           TakenIds from parse_worker_key() on each key;
-//           lease_choose_worker(l, cfg, taken, random) -> id (-1: all taken: lease_on_failure)
-//       case LeaseAction::Claim: client.claim(worker_key(prefix, l.candidate),
-//           encode_node_identity(me), l.lease_id) ->
-//           lease_on_claim_ok / lease_on_claim_taken(holder value) / lease_on_failure
-//       case LeaseAction::ReadMark: client.get(mark_key(prefix, l.worker)) ->
-//           decode_etcd_mark(); plan_handover(local mark, etcd mark) -> restart the
-//           generator above the floor, etcd reservation = the etcd mark's ms;
-//           lease_on_mark_read(l, cfg, now_ns())    -> Held
-//       case LeaseAction::KeepAlive: t = now_ns(); r = client.keepalive(l.lease_id);
-//           r.ok && r.ttl_s > 0 ? lease_on_keepalive_ok(l, cfg, t, now_ns())
-//           : r.ok ? lease_on_lease_gone(l, cfg, now_ns())
-//                  : lease_on_failure(l, cfg, LeaseAction::KeepAlive, ...)
-//       }
-//       while held: if etcd_mark_due(...) write encode_etcd_mark({now_ms +
-//           kEtcdMarkWindowMs, false}) with compare-and-put on the mark's mod
-//           revision; only after it succeeded publish the new etcd reservation.
-//   }
-//   On SIGTERM: lease_on_shutdown(l) (backends stop issuing: may_issue is
-//   false), then if plan_shutdown(l, now).write_exact_mark, put
-//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)); then revoke.
+//   Lease l = lease_start(cfg, mono_ns());        // Static when no endpoints
+//   loop (WaitLatch with the step's at_ns, CHECK_FOR_INTERRUPTS, SIGHUP):
+//     lease_tick(l, cfg, mono_ns());               // Held -> Expired at the deadline
+//     LeaseStep s = lease_next_step(l, cfg, mono_ns());
+//     Grant:       t = mono_ns(); r = client.grant(ttl_s);
+//                  ok: lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s * 1000, t, mono_ns())
+//     ListWorkers: r = client.range(workers_prefix(prefix)); taken_add(taken,
+//                  parse_worker_key(prefix, kv.key)) for each key;
+//                  lease_choose_worker(l, cfg, taken, random) < 0:
+//                  lease_on_failure(l, cfg, s.action, "all 1024 worker ids are taken", ...)
+//     Claim:       r = client.claim(worker_key(prefix, l.candidate),
+//                                   encode_node_identity(me), l.lease_id);
+//                  claimed: lease_on_claim_ok; not claimed: lease_on_claim_taken(l, cfg,
+//                  r.holder.value, r.holder.lease, now); LeaseNotFound: lease_on_lease_gone
+//     ReadMark:    g = client.get(mark_key(prefix, l.worker)); decode_etcd_mark;
+//                  h = plan_handover(local mark, local window, etcd mark,
+//                      kEtcdMarkWindowMs, g.kv.mod_revision == the revision of our own last write);
+//                  restart the generator with state_after(h.floor_ms, h.grace_ms) if
+//                  the floor is above it or the id changed; then write the first
+//                  reservation etcd_mark_extension(etcd mark, now_ms) with
+//                  client.compare_and_put(mark key, encode_etcd_mark({until, false}),
+//                  g's mod revision (0 if absent), worker_key(prefix, l.worker), l.lease_id);
+//                  only when it succeeded: publish it, lease_on_mark_read(l, cfg, now)
+//     KeepAlive:   t = mono_ns(); r = client.keepalive(l.lease_id);
+//                  ttl > 0: lease_on_keepalive_ok(l, cfg, t, mono_ns());
+//                  ttl == 0: lease_on_lease_gone(l, cfg, mono_ns())
+//     any call failing otherwise: lease_on_failure(l, cfg, s.action, r.status.error.c_str(), now)
+//     Wait:        while lease_may_issue: if etcd_mark_due(reserved, now_ms, a backend
+//                  asked, ids issued lately) write etcd_mark_extension(...) with
+//                  compare_and_put on the last revision (guarded as above), and
+//                  publish the new reservation only after it succeeded.
+//   On SIGTERM: lease_on_shutdown(l) and publish (backends stop: may_issue is
+//   false); p = plan_shutdown(l, now); without the abort hook and within one
+//   second in all (Client::set_timeout_ms): if p.write_exact_mark, write
+//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)) with
+//   compare_and_put as above; if p.revoke, client.revoke(l.lease_id).
 //
-// Backends only call lease_may_issue(published state, deadline, now_ns())
-// before issuing, and cap the generator's reservation with
-// issue_limit_ms(local reserved_until, etcd reserved_until).
+// Backends only test lease_may_issue(published state, deadline_ns, now) with
+// the monotonic clock before issuing, and cap the generator with
+// reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
+// on NeedReservation beyond the etcd reservation they ask the worker and wait
+// (in slices) for it to publish a new one.
 #pragma once
 
 #include "pure.hpp"
@@ -164,17 +172,18 @@ bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // Outcomes. send_ns is the monotonic time just before the request was sent.
 void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                        int64_t send_ns, int64_t now_ns) noexcept;
-// Chooses the id to claim from the ids taken under <prefix>/workers/: the
-// previous id if free, else the lowest free id at or after rotate_from
-// (wrapping); after a lost claim, a random one (random_value) among the
-// lowest free ids, so that nodes starting together spread out. Sets
-// l.candidate and returns it, or -1 if every id is taken (then call
-// lease_on_failure with a sentence: all ids are taken). Static: the static id.
+// The worker ids found under <prefix>/workers/ (parse_worker_key of each key).
 struct TakenIds {
     uint64_t bits[(kMaxWorker + 1 + 63) / 64] = {};
 };
-void taken_add(TakenIds& t, int32_t worker) noexcept;
+void taken_add(TakenIds& t, int32_t worker) noexcept;  // ignores -1 and out-of-range ids
 bool taken_has(const TakenIds& t, int32_t worker) noexcept;
+// Chooses the id to claim: the previous id if free, else the lowest free id
+// at or after rotate_from (wrapping); after n lost claims in a row, a random
+// one (random_value) among the min(2^n, 32) lowest free ids from there, so
+// that nodes starting together spread out. Sets l.candidate and returns it,
+// or -1 if every id is taken (then call lease_on_failure with a sentence).
+// Static: the static id.
 int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                             uint32_t random_value) noexcept;
 void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
@@ -223,9 +232,14 @@ struct Handover {
     int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
 };
 // floor = max(local, etcd); the grace is the window of a reservation that
-// reaches the floor (a clean mark is exact: no grace).
+// reaches the floor (a clean mark is exact: no grace). etcd_mark_is_ours:
+// the etcd mark's mod revision is the one this process's own last write of
+// it returned (it lost the lease and got the same id back): nobody else
+// issued under that id since, so the process's own position (pass the
+// generator's last_ms as an exact local mark) is the floor and the etcd
+// reservation is not waited out.
 Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms) noexcept;
+                       int64_t etcd_window_ms, bool etcd_mark_is_ours = false) noexcept;
 
 // Ids may be issued up to min(local reservation, etcd reservation).
 constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,

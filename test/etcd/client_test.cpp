@@ -8,6 +8,7 @@
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "fake_gateway.hpp"
+#include "frozen_process.hpp"
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -83,24 +84,6 @@ protected:
     }
     Client client(long timeout_ms = 1000) { return Client(options_for({etcd_url()}, timeout_ms)); }
     std::string prefix_;
-};
-
-// Stops the test's etcd (SIGSTOP) for a scope; always resumes it.
-class Frozen {
-public:
-    Frozen() {
-        const std::string pid = env("SNOWFLAKE_TEST_ETCD_PID");
-        pid_ = pid.empty() ? 0 : static_cast<pid_t>(std::atoi(pid.c_str()));
-        ok_ = pid_ > 0 && kill(pid_, SIGSTOP) == 0;
-    }
-    ~Frozen() {
-        if (ok_) kill(pid_, SIGCONT);
-    }
-    bool ok() const { return ok_; }
-
-private:
-    pid_t pid_ = 0;
-    bool ok_ = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -385,7 +368,7 @@ TEST_F(Etcd, FirstEndpointDeadSecondAlive) {
 TEST_F(Etcd, FrozenEtcdTimesOutWithinTheBudget) {
     Client c = client(1000);
     ASSERT_TRUE(c.get("/warm").status.ok());  // connection open before the freeze
-    Frozen frozen;
+    test::Frozen frozen;
     ASSERT_TRUE(frozen.ok()) << "SNOWFLAKE_TEST_ETCD_PID is not set or the process is gone";
     for (int fresh = 0; fresh < 2; fresh++) {
         Client other = client(1000);
@@ -402,7 +385,7 @@ TEST_F(Etcd, FrozenEtcdTimesOutWithinTheBudget) {
 
 TEST_F(Etcd, EtcdWorksAgainAfterTheFreeze) {
     {
-        Frozen frozen;
+        test::Frozen frozen;
         ASSERT_TRUE(frozen.ok());
         EXPECT_EQ(client(300).get("/x").status.code, Code::Timeout);
     }
@@ -417,7 +400,7 @@ TEST_F(Etcd, AbortHookEndsAPendingCallPromptly) {
     Options o = options_for({etcd_url()}, 10000);
     o.should_abort = abort_hook;
     Client c(o);
-    Frozen frozen;
+    test::Frozen frozen;
     ASSERT_TRUE(frozen.ok());
     g_abort = false;
     std::thread signaller([] {

@@ -360,16 +360,22 @@ TEST(LeaseAcquire, ContentionRotatesToOtherIds) {
                          10, 0);
     EXPECT_EQ(l.contention, 1);
     ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::ListWorkers);  // at once
-    // The re-read did not show the winner (say it is slow): we still move on.
-    std::set<int32_t> tried;
-    for (uint32_t r = 0; r < 64; r++) {
-        Lease copy = l;
-        const int32_t w = lease_choose_worker(copy, c, taken, r);
-        EXPECT_GE(w, 1);
-        EXPECT_LE(w, 32);
-        tried.insert(w);
+    // The re-read did not show the winner (say it is slow): we still move on,
+    // among 2, 4, ... 32 ids after the one lost.
+    for (int32_t lost = 1; lost <= 7; lost++) {
+        l.contention = lost;
+        l.rotate_from = 1;
+        std::set<int32_t> tried;
+        for (uint32_t r = 0; r < 256; r++) {
+            Lease copy = l;
+            const int32_t w = lease_choose_worker(copy, c, taken, r);
+            EXPECT_GE(w, 1);
+            tried.insert(w);
+        }
+        const size_t spread = lost >= 5 ? 32u : size_t{1} << lost;
+        EXPECT_EQ(tried.size(), spread) << lost;
+        EXPECT_EQ(*tried.rbegin(), static_cast<int32_t>(spread));
     }
-    EXPECT_EQ(tried.size(), 32u);  // spread among the 32 lowest free ids after 0
 }
 
 TEST(LeaseAcquire, ManyLostClaimsBackOffInsteadOfSpinning) {
@@ -497,6 +503,17 @@ TEST(LeaseMarks, HandoverStartsAboveBothMarks) {
     h = plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kEtcdMarkWindowMs);
     EXPECT_EQ(h.floor_ms, 4000);
     EXPECT_EQ(h.grace_ms, 1000);
+}
+
+TEST(LeaseMarks, OwnReservationIsNotWaitedOut) {
+    // The process held worker 3, issued up to 1000, reserved up to 6000 in
+    // etcd, lost the lease and got worker 3 back with the mark untouched.
+    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, true);
+    EXPECT_EQ(h.floor_ms, 1000);
+    EXPECT_EQ(h.grace_ms, 0);
+    // Someone else wrote it meanwhile: their reservation counts.
+    h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, false);
+    EXPECT_EQ(h.floor_ms, 6000);
 }
 
 // Node A holds worker 3 with a clock 60 s ahead of node B's. A stops (or
