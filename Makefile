@@ -5,6 +5,8 @@
 #   make install    install it into the PostgreSQL found by pg_config
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
+#   make demo-cluster  build, install, show three nodes issuing ids into one merged
+#                   table (logical replication), a node dying and its id taken over
 #   make unit       core unit tests only (GoogleTest, no server)
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
@@ -50,7 +52,7 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps installed unit unit-sanitize test demo bench
+.PHONY: deps installed unit unit-sanitize test demo demo-cluster bench
 
 deps:
 	@scripts/deps.sh
@@ -90,6 +92,9 @@ test: installed
 
 demo: installed
 	scripts/demo.sh
+
+demo-cluster: installed
+	scripts/demo_cluster.sh
 
 bench: installed
 	bench/run.sh
