@@ -41,6 +41,7 @@ esac
 LOAD_PIDS=()
 cleanup() {
     local p
+    cl_stop_all
     pg_cleanup_all
     for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
@@ -183,5 +184,6 @@ run "$M" merge "SELECT count(*) AS merged_orders, count(DISTINCT id) AS distinct
 FROM orders"
 
 say "stopping every instance"
+cl_stop_all
 pg_cleanup_all
 echo "   done in $(elapsed_since "$START") s"

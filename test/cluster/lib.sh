@@ -171,16 +171,24 @@ cl_load() {
 # cl_clock_offset DIR: measures how far the node's clock is from the real
 # one, the way NTP does: 25 queries of clock_timestamp() in one session, and
 # for the one with the shortest round trip, the server's time minus the
-# middle of the round trip. Sets REPLY to "OFFSET_US RTT_US".
+# middle of the round trip (the server read its clock within the round trip,
+# so the error is at most half of it). Each reply carries the number of its
+# query, so that a stray line never pairs a reply with the wrong query. Sets
+# REPLY to "OFFSET_US RTT_US"; returns 1 if no query was answered.
 cl_clock_offset() {
-    local dir=$1 t0 t1 srv rtt best_rtt=-1 best_off=0
-    coproc CL_PSQL { as_pg "$PGBIN/psql" -X -A -t -h "$dir" -p "$PG_PORT" -U postgres -d postgres 2>&1; }
-    for _ in $(seq 1 25); do
+    local dir=$1 i t0 t1 line n srv rtt best_rtt=-1 best_off=0
+    coproc CL_PSQL { as_pg "$PGBIN/psql" -X -A -t -h "$dir" -p "$PG_PORT" -U postgres -d postgres 2>/dev/null; }
+    for i in $(seq 1 25); do
         t0=${EPOCHREALTIME/./}
-        echo "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;" >&"${CL_PSQL[1]}"
-        read -r srv <&"${CL_PSQL[0]}" || break
+        echo "SELECT '$i ' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;" >&"${CL_PSQL[1]}"
+        srv=
+        while read -r -t 10 line <&"${CL_PSQL[0]}"; do
+            read -r n srv <<<"$line"
+            [ "$n" = "$i" ] && [[ $srv =~ ^[0-9]+$ ]] && break
+            srv=
+        done
         t1=${EPOCHREALTIME/./}
-        [[ $srv =~ ^[0-9]+$ ]] || continue
+        [ -n "$srv" ] || break
         rtt=$((t1 - t0))
         if [ "$best_rtt" -lt 0 ] || [ "$rtt" -lt "$best_rtt" ]; then
             best_rtt=$rtt
@@ -192,6 +200,18 @@ cl_clock_offset() {
     wait "$CL_PSQL_PID" 2>/dev/null
     REPLY="$best_off $best_rtt"
     [ "$best_rtt" -ge 0 ]
+}
+
+# cl_stop_all: stops every instance of PG_INSTANCES at once (pg_cleanup_all
+# then only removes them; it stops them one by one).
+cl_stop_all() {
+    local dir pids=()
+    for dir in "${PG_INSTANCES[@]}"; do
+        pg_stop "$dir" immediate &
+        pids+=($!)
+    done
+    local p
+    for p in "${pids[@]}"; do wait "$p"; done
 }
 
 # cl_us_ms US: microseconds as milliseconds with one decimal ("-2.9").

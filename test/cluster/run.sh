@@ -75,6 +75,7 @@ SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
 LOAD_PIDS=()
 cleanup() {
     local p
+    cl_stop_all
     pg_cleanup_all
     for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
@@ -165,15 +166,21 @@ variant_static() {
         fi
     done
 
-    # Tables, publications, subscriptions.
+    # Tables, publications, subscriptions (each node's at once).
+    pids=()
     for n in "${NODES[@]}" merge; do
-        cl_schema "${DIR[$n]}" || { bail "static: schema on $n"; return; }
+        cl_schema "${DIR[$n]}" &
+        pids+=($!)
     done
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed=1; done
+    [ $failed = 0 ] || { bail "static: schema on every node"; return; }
+    pids=()
     for n in "${NODES[@]}"; do
-        if ! { cl_publish "${DIR[$n]}" && cl_subscribe "${DIR[merge]}" "$n" "${DIR[$n]}"; }; then
-            bail "static: publication of $n and its subscription on the merge node"; return
-        fi
+        { cl_publish "${DIR[$n]}" && cl_subscribe "${DIR[merge]}" "$n" "${DIR[$n]}"; } &
+        pids+=($!)
     done
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed=1; done
+    [ $failed = 0 ] || { bail "static: publications of the nodes and their subscriptions on the merge node"; return; }
     ok "static: one publication per node, one subscription each on the merge node ($(elapsed_since "$t0") s)"
 
     # The load: all four nodes at once; node 4 is killed KILL_AFTER seconds in.
@@ -184,6 +191,7 @@ variant_static() {
         LPID[$n]=$!
         LOAD_PIDS+=($!)
     done
+    echo "# $(elapsed_since "$t0") s: the load runs on the four nodes"
     sleep "$KILL_AFTER"
     local before_kill
     before_kill=$(cl_count "${DIR[n4]}")
@@ -212,12 +220,14 @@ variant_static() {
     cl_load "${DIR[n4b]}" n4b $((LOAD_SECONDS - KILL_AFTER)) 2 "$LOAD_RATE" >"${LOG[n4b]}" 2>&1 &
     LPID[n4b]=$!
     LOAD_PIDS+=($!)
+    echo "# $(elapsed_since "$t0") s: n4b issues ids in n4's place"
 
     local st
     for n in n1 n2 n3 n4b; do
         wait "${LPID[$n]}"; st=$?
         pgbench_ok "${LOG[$n]}" "$st" "static: $n: load without a failed transaction"
     done
+    echo "# $(elapsed_since "$t0") s: the load is over"
 
     # The merge node catches up with the live nodes.
     for n in n1 n2 n3 n4b; do
@@ -225,6 +235,8 @@ variant_static() {
             || not_ok "static: the merge node has every row of $n" \
                 "node $(cl_count "${DIR[$n]}"), merged $(cl_count "${DIR[merge]}" "node = '$n'")"
     done
+
+    echo "# $(elapsed_since "$t0") s: the merge node has caught up with the live nodes"
 
     # The dead node's disk comes back: started without snowflake (it issues
     # nothing), only so that its rows the merge node had not received yet
@@ -323,6 +335,9 @@ variant_static() {
     echo "# all rows, descheduled ones included: largest disagreement with created_at $raw_ms ms"
     cmp_num "static: rows left out of the comparison: $lagged of $rows (< 2%)" "$((lagged * 50))" -lt "$rows"
 
+    echo "# $(elapsed_since "$t0") s: checks done"
+    cl_stop_all
+    echo "# $(elapsed_since "$t0") s: instances stopped"
     pg_cleanup_all
     echo "# static variant took $(elapsed_since "$t0") s (instances stopped and removed)"
 }
