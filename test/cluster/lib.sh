@@ -112,7 +112,8 @@ cl_start() {
 # node has the same table and primary key).
 cl_schema() {
     pg_psql "$1" >/dev/null <<'SQL'
-CREATE EXTENSION snowflake;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE TABLE orders (
     id         bigint PRIMARY KEY DEFAULT snowflake_nextval(),
     node       text NOT NULL,
