@@ -115,7 +115,6 @@ merge_errors() {
         grep -vE 'could not receive data from WAL stream|could not connect to the publisher|could not send data to WAL stream' || true
 }
 
-# -------------------------------------------------------------------------
 # --- where the worker ids come from -----------------------------------------
 
 # ids_start V: makes worker ids available and sets WORKER to the ids the
@@ -173,7 +172,7 @@ ids_replace() {
 }
 
 # cluster_proof static|leased: the proof, with worker ids from that source.
-# What depends on the source is in the ids_* hooks below; the rest is the
+# What depends on the source is in the ids_* hooks above; the rest is the
 # same for both. DIR, WORKER and FLOOR are shared with the hooks.
 cluster_proof() {
     local V=$1
