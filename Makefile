@@ -5,6 +5,8 @@
 #   make install    install it into the PostgreSQL found by pg_config
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
+#   make demo-cluster  build, install, show three nodes issuing ids into one merged
+#                   table (logical replication), a node dying and its id taken over
 #   make unit       core unit tests only (GoogleTest, no server)
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
@@ -16,7 +18,7 @@ MODULE_big  = snowflake
 DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
-            src/core/reservation.cpp src/core/lease.cpp
+            src/core/reservation.cpp src/core/lease.cpp src/core/clock_health.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
             src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp \
             src/pg/lease_worker.cpp
@@ -54,7 +56,7 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps installed unit unit-sanitize test demo bench
+.PHONY: deps installed unit unit-sanitize test demo demo-cluster bench
 
 deps:
 	@scripts/deps.sh
@@ -93,8 +95,10 @@ $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUIL
 	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client.o $(CORE_SRCS) \
 	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
-# The same under AddressSanitizer and UndefinedBehaviorSanitizer
-# (ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh).
+# The same under AddressSanitizer and UndefinedBehaviorSanitizer, on demand
+# (make build/etcd_client_tests_sanitized, then
+# ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
+# it takes minutes to build, so make test leaves it out.
 SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 $(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) src/etcd/client.cpp \
                                       src/etcd/client.hpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
@@ -115,12 +119,14 @@ installed: deps
 	$(MAKE) install
 
 test: installed
-	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests \
-	    $(BUILD)/etcd_client_tests_sanitized
+	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
 	test/run_all.sh
 
 demo: installed
 	scripts/demo.sh
+
+demo-cluster: installed
+	scripts/demo_cluster.sh
 
 bench: installed
 	bench/run.sh

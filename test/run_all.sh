@@ -18,7 +18,8 @@ SUITES=(
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
     "etcd client|test/etcd_client.sh"
-    "etcd client (ASan+UBSan)|env ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 test/etcd_client.sh"
+    "worker id leases|test/lease.sh"
+    "cluster (static ids)|test/cluster/run.sh static"
 )
 
 passed=0

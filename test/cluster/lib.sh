@@ -1,0 +1,223 @@
+# shellcheck shell=bash
+# Helpers of the multi-node suite (test/cluster/run.sh) and of
+# `make demo-cluster` (scripts/demo_cluster.sh): PostgreSQL nodes issuing ids
+# into their own `orders` table, and a merge node that subscribes to each of
+# them with logical replication. Source after test/lib/pg.sh and
+# test/fault/lib.sh (results, time and libfaketime helpers).
+#
+# Every node is a throwaway instance of test/lib/pg.sh (a Unix socket in its
+# own directory): a subscription reaches its publisher with
+# 'host=DIR port=PG_PORT', so no TCP port is needed.
+#
+# Worker ids. A node gets its worker id from CL_ID_SOURCE:
+#   static  snowflake.worker_id = N in its postgresql.conf (works today)
+#   leased  TODO(leases): a worker id leased from etcd. When the lease
+#           feature lands, cl_id_conf returns its settings (the etcd
+#           endpoints, the node's name) instead of a fixed id, and
+#           cl_node_worker_id reads the id the node holds; nothing else here
+#           depends on where the id comes from.
+
+CL_ID_SOURCE=${CL_ID_SOURCE:-static}
+
+# cl_id_conf WORKER: the postgresql.conf lines that give a node its worker id.
+cl_id_conf() {
+    case $CL_ID_SOURCE in
+        static) echo "snowflake.worker_id = $1" ;;
+        leased)
+            # TODO(leases): the lease settings (etcd endpoints, TTL, node
+            # name). Not available yet: callers check cl_leasing_available.
+            echo "cl_id_conf: leased worker ids are not available yet" >&2
+            return 1 ;;
+        *) echo "cl_id_conf: unknown CL_ID_SOURCE '$CL_ID_SOURCE'" >&2; return 1 ;;
+    esac
+}
+
+# cl_leasing_available: true once the installed extension can lease worker
+# ids from etcd. TODO(leases): detect the lease settings of the installed
+# library (SHOW of its etcd setting on a throwaway instance) and an etcd
+# binary. Until then leasing is never available, and the leased variant is
+# reported as skipped, never as passed.
+cl_leasing_available() { return 1; }
+
+# cl_node_worker_id DIR: the worker id the node holds (from the ids it
+# issues, as snowflake_stats reports it).
+cl_node_worker_id() { pg_val "$1" "SELECT worker_id FROM snowflake_stats"; }
+
+# cl_make_template: one initdb that the nodes' data directories are copied
+# from (initdb of each node would take most of the run on a small machine).
+# The copies share a system identifier, which logical replication does not
+# look at.
+CL_TEMPLATE=
+cl_make_template() {
+    CL_TEMPLATE=$(pg_tmpdir)
+    PG_INSTANCES+=("$CL_TEMPLATE")     # removed by pg_cleanup_all
+    pg_init "$CL_TEMPLATE"
+}
+
+# cl_init DIR [conf lines...]: DIR/data as a copy of the template (or a new
+# initdb without one) with the given postgresql.conf lines. In a copy, the
+# template's unix_socket_directories is overridden (the last line wins).
+cl_init() {
+    local dir=$1; shift
+    if [ -n "$CL_TEMPLATE" ]; then
+        cp -a "$CL_TEMPLATE/data" "$dir/data" && pg_conf "$dir" "unix_socket_directories = '$dir'" "$@"
+    else
+        pg_init "$dir" "$@"
+    fi
+}
+
+# cl_node_init DIR WORKER [conf lines...]: a source node that publishes its
+# orders table. wal_level = logical for the publication; autovacuum off so
+# that it does not compete with the load on a small machine.
+cl_node_init() {
+    local dir=$1 worker=$2; shift 2
+    local idconf
+    idconf=$(cl_id_conf "$worker") || return 1
+    cl_init "$dir" "shared_preload_libraries = 'snowflake'" "$idconf" \
+        "wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10" \
+        "autovacuum = off" "log_min_messages = info" "$@"
+}
+
+# cl_merge_init DIR WORKER [conf lines...]: the merge node. It has snowflake
+# preloaded with a worker id of its own (it could issue ids into the same
+# table); it subscribes to every node, one apply worker each.
+cl_merge_init() {
+    local dir=$1 worker=$2; shift 2
+    local idconf
+    idconf=$(cl_id_conf "$worker") || return 1
+    cl_init "$dir" "shared_preload_libraries = 'snowflake'" "$idconf" \
+        "max_worker_processes = 24" "max_logical_replication_workers = 16" \
+        "max_replication_slots = 16" "max_sync_workers_per_subscription = 2" \
+        "wal_retrieve_retry_interval = '500ms'" "autovacuum = off" \
+        "log_min_messages = info" "$@"
+}
+
+# cl_start DIR [OFFSET_SECONDS]: starts a node; with an offset, under
+# libfaketime with its clock that far from the real one ("+0.003").
+cl_start() {
+    local dir=$1 off=${2:-}
+    if [ -n "$off" ]; then
+        ft_set "$dir" "$off"
+        ft_start "$dir"
+    else
+        pg_start "$dir" || {
+            echo "# server in $dir did not start; log tail:" >&2
+            tail -n 20 "$dir/server.log" | sed 's/^/#   /' >&2
+            return 1
+        }
+    fi
+}
+
+# cl_schema DIR: the extension and the orders table of every node (the merge
+# node has the same table and primary key).
+cl_schema() {
+    pg_psql "$1" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE TABLE orders (
+    id         bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+    node       text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    client     integer,
+    amount     numeric(10, 2)
+);
+SQL
+}
+
+# cl_publish DIR: the node's publication of its orders table.
+cl_publish() { pg_val "$1" "CREATE PUBLICATION orders_pub FOR TABLE orders" >/dev/null; }
+
+# cl_subscribe MERGE NAME SOURCE_DIR: the merge node subscribes to a node's
+# publication (subscription sub_NAME, replication slot of the same name on
+# the node). The table is empty on the node when this runs, or its rows are
+# copied first (copy_data).
+cl_subscribe() {
+    pg_psql "$1" -c "SET client_min_messages = warning" \
+        -c "CREATE SUBSCRIPTION sub_$2 CONNECTION 'host=$3 port=$PG_PORT user=postgres dbname=postgres' PUBLICATION orders_pub"
+}
+
+# cl_count DIR [CONDITION]: rows of orders.
+cl_count() { pg_val "$1" "SELECT count(*) FROM orders WHERE ${2:-true}"; }
+
+# cl_caught_up MERGE NODE SOURCE_DIR: the merge node has every row of the
+# node.
+cl_caught_up() {
+    local want got
+    want=$(cl_count "$3") || return 1
+    got=$(cl_count "$1" "node = '$2'") || return 1
+    [ "$want" = "$got" ]
+}
+
+# cl_load_script DIR: the pgbench script (:rows orders per transaction),
+# where the postgres user can read it. :node and :rows are set with -D.
+cl_load_script() {
+    cat >"$1/orders.sql" <<'SQL'
+INSERT INTO orders (node, client, amount)
+SELECT ':node', :client_id, round((random() * 100)::numeric, 2) FROM generate_series(1, :rows);
+SQL
+    chmod 644 "$1/orders.sql"
+    echo "$1/orders.sql"
+}
+
+# cl_load DIR NODE SECONDS CLIENTS [RATE [ROWS]]: pgbench inserting orders
+# into the node for SECONDS with CLIENTS connections, at most RATE
+# transactions per second in all (when given and not empty), ROWS orders per
+# transaction (default 10). Runs in the foreground: start it with &.
+cl_load() {
+    local dir=$1 node=$2 secs=$3 clients=$4 rate=${5:-} rows=${6:-10}
+    as_pg "$PGBIN/pgbench" -n -h "$dir" -p "$PG_PORT" -U postgres -c "$clients" -j "$clients" \
+        -T "$secs" ${rate:+-R "$rate"} -f "$(cl_load_script "$dir")" -D node="$node" -D rows="$rows" postgres
+}
+
+# cl_clock_offset DIR: measures how far the node's clock is from the real
+# one, the way NTP does: 25 queries of clock_timestamp() in one session, and
+# for the one with the shortest round trip, the server's time minus the
+# middle of the round trip (the server read its clock within the round trip,
+# so the error is at most half of it). Each reply carries the number of its
+# query, so that a stray line never pairs a reply with the wrong query. Sets
+# REPLY to "OFFSET_US RTT_US"; returns 1 if no query was answered.
+cl_clock_offset() {
+    local dir=$1 i t0 t1 line n srv rtt best_rtt=-1 best_off=0
+    coproc CL_PSQL { as_pg "$PGBIN/psql" -X -A -t -h "$dir" -p "$PG_PORT" -U postgres -d postgres 2>/dev/null; }
+    for i in $(seq 1 25); do
+        t0=${EPOCHREALTIME/./}
+        echo "SELECT '$i ' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;" >&"${CL_PSQL[1]}"
+        srv=
+        while read -r -t 10 line <&"${CL_PSQL[0]}"; do
+            read -r n srv <<<"$line"
+            [ "$n" = "$i" ] && [[ $srv =~ ^[0-9]+$ ]] && break
+            srv=
+        done
+        t1=${EPOCHREALTIME/./}
+        [ -n "$srv" ] || break
+        rtt=$((t1 - t0))
+        if [ "$best_rtt" -lt 0 ] || [ "$rtt" -lt "$best_rtt" ]; then
+            best_rtt=$rtt
+            best_off=$((srv - (t0 + t1) / 2))
+        fi
+    done
+    local fd=${CL_PSQL[1]}
+    exec {fd}>&-
+    wait "$CL_PSQL_PID" 2>/dev/null
+    REPLY="$best_off $best_rtt"
+    [ "$best_rtt" -ge 0 ]
+}
+
+# cl_stop_all: stops every instance of PG_INSTANCES at once (pg_cleanup_all
+# then only removes them; it stops them one by one).
+cl_stop_all() {
+    local dir pids=()
+    for dir in "${PG_INSTANCES[@]}"; do
+        pg_stop "$dir" immediate &
+        pids+=($!)
+    done
+    local p
+    for p in "${pids[@]}"; do wait "$p"; done
+}
+
+# cl_us_ms US: microseconds as milliseconds with one decimal ("-2.9").
+cl_us_ms() {
+    local u=$1 sign=
+    if [ "$u" -lt 0 ]; then sign=-; u=$((-u)); fi
+    printf '%s%d.%d' "$sign" $((u / 1000)) $((u % 1000 / 100))
+}
