@@ -111,8 +111,7 @@ void apply_handover(int32_t worker, const core::Mark& etcd_mark, bool etcd_mark_
     local.ms = core::packed_ms(pos);
     local.clean = true;  // this node's position: exact
     const core::Handover h =
-        core::plan_handover(local, 0, etcd_mark, core::kEtcdMarkWindowMs);
-    (void)etcd_mark_is_ours;
+        core::plan_handover(local, 0, etcd_mark, core::kEtcdMarkWindowMs, etcd_mark_is_ours);
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const uint64 floor_pos = core::pack_position(h.floor_ms, core::kMaxSequence);
     uint64 cur = pg_atomic_read_u64(&shared->position);
