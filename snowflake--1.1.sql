@@ -112,7 +112,11 @@ CREATE FUNCTION snowflake_stats(
     OUT lease_deadline timestamptz,
     OUT lease_renewals bigint,
     OUT lease_failures bigint,
-    OUT lease_last_error text)
+    OUT lease_last_error text,
+    OUT clock_synchronized boolean,
+    OUT clock_max_error_ms double precision,
+    OUT clock_est_error_ms double precision,
+    OUT clock_health_refusals bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

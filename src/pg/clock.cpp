@@ -1,6 +1,9 @@
 // The clocks the glue reads.
 
+#include <cstring>
 #include <ctime>
+
+#include <sys/timex.h>
 
 #include "snowflake.hpp"
 
@@ -31,6 +34,14 @@ int64_t monotonic_us() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+snowflake::core::ClockHealth read_clock_health() {
+    struct timex tx;
+    memset(&tx, 0, sizeof(tx));  // modes 0: read only, no privilege needed
+    const int state = ntp_adjtime(&tx);
+    return snowflake::core::clock_health_from_timex(state, tx.status, tx.maxerror, tx.esterror,
+                                                    tx.offset);
 }
 
 }  // namespace snowflake::pg

@@ -22,6 +22,7 @@ namespace snowflake::pg {
 
 int worker_id = -1;
 int clock_tolerance_ms = 5;
+int max_clock_error_ms = 0;
 char* etcd_endpoints = nullptr;
 int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
 char* lease_prefix = nullptr;
@@ -121,6 +122,7 @@ void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
                           {"snowflake.clock_tolerance_ms", nullptr},
+                          {"snowflake.max_clock_error_ms", nullptr},
                           {"snowflake.etcd_endpoints", nullptr},
                           {"snowflake.lease_ttl", nullptr},
                           {"snowflake.lease_prefix", nullptr}};
@@ -148,6 +150,12 @@ void define_settings() {
                             "snowflake_nextval() raises an error.",
                             &clock_tolerance_ms, 5, 0, kMaxToleranceMs, PGC_SIGHUP, GUC_UNIT_MS,
                             nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("snowflake.max_clock_error_ms",
+                            "Largest maximum clock error the kernel may report for ids to be issued.",
+                            "0 (the default) checks nothing; otherwise ids are refused while the "
+                            "kernel reports the clock unsynchronised or its maximum error above this.",
+                            &max_clock_error_ms, 0, 0, 60000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
+                            nullptr, nullptr);
     DefineCustomStringVariable("snowflake.etcd_endpoints",
                                "etcd client URLs to lease the worker id from.",
                                "Comma-separated http://host:port; empty (the default): no "

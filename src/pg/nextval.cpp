@@ -106,6 +106,36 @@ void refuse_no_lease() {
                      "snowflake_stats shows the lease.")));
 }
 
+// snowflake.max_clock_error_ms: refuses ids (SF004) while the kernel reports
+// the clock unsynchronised or its maximum error above the limit. The
+// kernel is asked at most every kClockCheckIntervalMs per backend.
+void check_clock_health() {
+    static core::ClockHealth cached;
+    static int64_t checked_ms = -1;
+    const int64_t mono_ms = monotonic_us() / 1000;
+    if (checked_ms < 0 || core::clock_check_due(mono_ms, checked_ms)) {
+        cached = read_clock_health();
+        checked_ms = mono_ms;
+    }
+    const core::ClockVerdict v = core::judge_clock(cached, max_clock_error_ms);
+    if (!v.refuse) return;
+    pg_atomic_fetch_add_u64(&shared->stats.clock_health_refusals, 1);
+    const bool unsynced = v.problem != core::ClockProblem::ErrorTooLarge;
+    ereport(ERROR,
+            (errcode(ERRCODE_SF_CLOCK_UNHEALTHY),
+             errmsg(v.problem == core::ClockProblem::Unknown ? "system clock synchronisation state is unknown"
+                    : unsynced                                ? "system clock is not synchronised"
+                                                              : "system clock error is too large"),
+             errdetail("%s", v.reason),
+             unsynced ? errhint("Check the time synchronisation of this server (chrony with \"rtcsync\", "
+                                "or ntpd); ids resume once the kernel reports the clock synchronised, or "
+                                "set snowflake.max_clock_error_ms to 0 to issue ids without this check.")
+                      : errhint("Check the time synchronisation of this server (chronyc tracking, or ntpq "
+                                "-p); ids resume when the kernel's maximum error is at most "
+                                "snowflake.max_clock_error_ms (%d ms).",
+                                max_clock_error_ms)));
+}
+
 // Waits for the clock to reach the start of millisecond target_ms, for at
 // most one slice: returns early when the clock steps back, so that the
 // caller decides again. Interruptible; spins for the last two milliseconds.
@@ -263,6 +293,7 @@ core::Next issue(int32_t max_count) {
     require_generator();
     int32_t worker = -1;
     if (!may_issue_now(&worker)) refuse_no_lease();
+    if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{worker, clock_tolerance_ms};
     const int64_t epoch_us = epoch_unix_us();
 

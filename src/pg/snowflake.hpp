@@ -4,6 +4,7 @@
 // come after them).
 #pragma once
 
+#include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
@@ -42,6 +43,7 @@ extern "C" {
 #define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
 #define ERRCODE_SF_CLOCK_OUT_OF_RANGE MAKE_SQLSTATE('S', 'F', '0', '0', '2')
 #define ERRCODE_SF_NO_LEASE MAKE_SQLSTATE('S', 'F', '0', '0', '3')
+#define ERRCODE_SF_CLOCK_UNHEALTHY MAKE_SQLSTATE('S', 'F', '0', '0', '4')
 
 namespace snowflake::pg {
 
@@ -54,6 +56,7 @@ constexpr int64_t kPgEpochUnixUs =
 // Settings (guc.cpp).
 extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
+extern int max_clock_error_ms;   // 0: the kernel's clock state is not checked
 extern char* etcd_endpoints;     // "" (or NULL): no leasing
 extern int lease_ttl_s;
 extern char* lease_prefix;
@@ -94,6 +97,7 @@ struct Stats {
     pg_atomic_uint64 reservation_waits;   // id requests that waited for a reservation
     pg_atomic_uint64 window_ms;           // reservation window in force
     pg_atomic_uint64 last_write_ms;       // duration of the last mark write
+    pg_atomic_uint64 clock_health_refusals;  // calls refused by snowflake.max_clock_error_ms
 };
 
 // What the mark worker reports of its writes (lock).
@@ -220,6 +224,8 @@ int64_t unix_now_us();
 void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
 int64_t monotonic_us();
 int64_t monotonic_ns();
+// The kernel's view of time synchronisation (ntp_adjtime()).
+snowflake::core::ClockHealth read_clock_health();
 // The current millisecond in the id space of the epoch given in Unix
 // microseconds (epoch_unix_us()).
 inline int64_t now_ms(int64_t epoch_us) {

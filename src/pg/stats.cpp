@@ -25,6 +25,7 @@ void init_stats(SharedState* s, int slots) {
     pg_atomic_init_u64(&s->stats.reservation_waits, 0);
     pg_atomic_init_u64(&s->stats.window_ms, static_cast<uint64>(core::kMinWindowMs));
     pg_atomic_init_u64(&s->stats.last_write_ms, 0);
+    pg_atomic_init_u64(&s->stats.clock_health_refusals, 0);
     s->counter_slots = slots;
     for (int i = 0; i < slots; i++) pg_atomic_init_u64(&s->counters[i].ids, 0);
 }
@@ -79,8 +80,10 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     const int32 worker = sp::current_worker_id();
     const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sp::shared->position));
 
-    Datum values[21];
-    bool nulls[21] = {false};
+    const core::ClockHealth clock = sp::read_clock_health();
+
+    Datum values[25];
+    bool nulls[25] = {false};
     int i = 0;
     if (worker >= 0)
         values[i++] = Int32GetDatum(worker);
@@ -123,6 +126,17 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
         values[i++] = CStringGetTextDatum(last_error);
     else
         nulls[i++] = true;
+    if (clock.known)
+        values[i++] = BoolGetDatum(clock.synchronized);
+    else
+        nulls[i++] = true;
+    for (int64_t us : {clock.max_error_us, clock.est_error_us}) {
+        if (clock.known && us >= 0)
+            values[i++] = Float8GetDatum(core::clock_error_ms(us));
+        else
+            nulls[i++] = true;
+    }
+    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->clock_health_refusals)));
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
@@ -137,6 +151,7 @@ Datum snowflake_stats_reset(PG_FUNCTION_ARGS) {
     LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
     st->generator = core::Counters{};
     pg_atomic_write_u64(&st->reservation_waits, 0);
+    pg_atomic_write_u64(&st->clock_health_refusals, 0);
     st->ids_baseline = sp::ids_counted_locked();
     st->since = now;
     LWLockRelease(sp::shared->lock);

@@ -34,6 +34,8 @@
 #  13  a crash, then a clean stop with no id issued: the next start still
 #      waits out the crash reservation instead of failing
 #  14  snowflake_advance_floor(): durable, above a restored id, limits
+#  15  snowflake.max_clock_error_ms: the kernel's clock state (timex_shim.c)
+#      turns ids away (SF004) and back on
 #
 # The instances of the mark and crash cases (4-6, 9-11, 13, 14) run with
 # fsync = on, so that the durable path and its errors are exercised.
@@ -65,6 +67,11 @@ fi
 if ! ft_build_shim "$SHIM_DIR"; then
     echo "# could not compile test/fault/select_shim.c ($(head -1 "$SHIM_DIR/shim.log")):"
     echo "# the mark worker will read the real clock, not the moved one"
+fi
+TIMEX_SHIM=
+if cc -shared -fPIC -O2 -o "$SHIM_DIR/timex_shim.so" "$FAULT_DIR/timex_shim.c" -ldl 2>"$SHIM_DIR/timex_shim.log"; then
+    chmod 755 "$SHIM_DIR" "$SHIM_DIR/timex_shim.so"
+    TIMEX_SHIM=$SHIM_DIR/timex_shim.so
 fi
 STORAGE_SHIM=
 if cc -shared -fPIC -O2 -o "$SHIM_DIR/storage_shim.so" "$FAULT_DIR/storage_shim.c" -ldl 2>"$SHIM_DIR/storage_shim.log"; then
@@ -1055,6 +1062,49 @@ case_14() {
     probe_fields "$(PG_TIMEOUT=30 run_probe "$G" resume 5 c14)"
     cmp_num "14: ids resume once the clock passes an id 1.5 s ahead, above it" "${P_AFTER:-0}" -gt "$fut3"
     pg_stop "$G"
+}
+
+# -------------------------------------------------------------------------
+# 15: snowflake.max_clock_error_ms against what the kernel says of the clock
+# (timex_shim.c answers ntp_adjtime() from a file: this machine's own clock
+# state is whatever it is).
+timex_set() { printf '%s\n' "$2" >"$1/timex.tmp"; mv -f "$1/timex.tmp" "$1/timex"; }
+case_15() {
+    echo "# case 15: clock health: snowflake.max_clock_error_ms"
+    local H v state msg detail hint
+    [ -n "$TIMEX_SHIM" ] || { bail "15: test/fault/timex_shim.c compiled"; return; }
+    H=$(pg_tmpdir)
+    fault_init "$H" || { bail "15: instance initialised"; return; }
+    timex_set "$H" "0 0 3000 1000"              # synchronised, 3 ms maximum error
+    pg_start "$H" "LD_PRELOAD=$TIMEX_SHIM" "SF_TIMEX_FILE=$H/timex" || { bail "15: started"; return; }
+    helpers_sql "$H" || { bail "15: helpers created"; return; }
+    is "15: the stats show the kernel's view" \
+        "$(pg_val "$H" "SELECT clock_synchronized || ' ' || clock_max_error_ms || ' ' || clock_est_error_ms FROM snowflake_stats")" "true 3 1"
+    is "15: with the check off (0), ids whatever the kernel says" "$(pg_val "$H" "SELECT state FROM try_nextval()")" 00000
+    fault_conf "$H" "snowflake.max_clock_error_ms = 10"
+    pg_val "$H" "SELECT pg_reload_conf()" >/dev/null
+    wait_for "reload" 10 test_show "$H" snowflake.max_clock_error_ms 10ms || not_ok "15: max_clock_error_ms reloaded"
+    is "15: synchronised, 3 ms maximum error, limit 10 ms: ids" "$(pg_val "$H" "SELECT state FROM try_nextval()")" 00000
+    timex_set "$H" "0 0 25000 2000"
+    sleep 0.2                                   # each backend asks the kernel at most every 100 ms
+    v=$(pg_psql "$H" -A -t -F $'\x1f' -c "SELECT state, msg, detail, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg detail hint <<<"$v"
+    is "15: maximum error 25 ms above the limit: SF004" "$state" SF004
+    is "15: ... message" "$msg" "system clock error is too large"
+    like "15: ... detail names the error and the limit" "$detail" '25.*10'
+    like "15: ... hint names chrony or ntpd" "$hint" 'chrony'
+    timex_set "$H" "5 64 16000000 16000000"
+    v=$(pg_psql "$H" -A -t -F $'\x1f' -c "SELECT state, msg, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg hint <<<"$v"
+    is "15: kernel says unsynchronised: SF004" "$state" SF004
+    is "15: ... message" "$msg" "system clock is not synchronised"
+    like "15: ... hint names chrony" "$hint" 'chrony'
+    cmp_num "15: refusals counted" "$(stat_val "$H" clock_health_refusals)" -ge 2
+    is "15: the stats show it" "$(stat_val "$H" clock_synchronized)" f
+    timex_set "$H" "0 0 2000 500"
+    sleep 0.2
+    is "15: synchronised again: ids" "$(pg_val "$H" "SELECT state FROM try_nextval()")" 00000
+    pg_stop "$H"
 }
 
 # The cases are the case_N functions defined above; arguments pick some.
