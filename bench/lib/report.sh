@@ -584,6 +584,14 @@ write_report() {
         else
             echo "$SPORADIC_STATUS"
         fi
+        echo
+        echo "## 7. Worker ids leased from etcd"
+        echo
+        if [ -s "$OUT/lease.md" ] && [ -z "$LEASE_STATUS" ]; then
+            cat "$OUT/lease.md"
+        else
+            echo "$LEASE_STATUS"
+        fi
     } >"$OUT/latest.md"
 
     # ---- the generated section of docs/benchmarks.md ----
