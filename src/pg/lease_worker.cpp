@@ -113,18 +113,22 @@ void apply_handover(int32_t worker, const core::Mark& etcd_mark, bool etcd_mark_
     const core::Handover h =
         core::plan_handover(local, 0, etcd_mark, core::kEtcdMarkWindowMs, etcd_mark_is_ours);
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-    const uint64 floor_pos = core::pack_position(h.floor_ms, core::kMaxSequence);
+    // The new id starts in a millisecond after both the floor and this
+    // node's last one: its etcd mark does not cover the rest of this node's
+    // current millisecond, so that millisecond counts as used up.
     uint64 cur = pg_atomic_read_u64(&shared->position);
-    while (cur < floor_pos) {
-        if (pg_atomic_compare_exchange_u64(&shared->position, &cur, floor_pos)) {
-            shared->floor_ms = h.floor_ms;
-            shared->floor_grace_ms = h.grace_ms;
+    const int64_t start_ms = h.floor_ms > core::packed_ms(cur) ? h.floor_ms : core::packed_ms(cur);
+    const uint64 start_pos = core::pack_position(start_ms, core::kMaxSequence);
+    while (cur < start_pos) {
+        if (pg_atomic_compare_exchange_u64(&shared->position, &cur, start_pos)) {
+            shared->floor_ms = start_ms;
+            shared->floor_grace_ms = start_ms == h.floor_ms ? h.grace_ms : 0;
             break;
         }
     }
-    // Nothing of this id is reserved by this node yet.
-    const int64_t reserved = h.floor_ms > core::packed_ms(cur) ? h.floor_ms : core::packed_ms(cur);
-    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(reserved + 1));
+    // Nothing of this id past the start is reserved by this node yet: the
+    // first id asks the worker for a reservation in etcd.
+    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     publish_reservation_locked();
     LWLockRelease(shared->lock);
@@ -391,16 +395,7 @@ int32_t current_worker_id() {
 }
 
 void register_lease_worker() {
-    BackgroundWorker worker;
-    std::memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-    worker.bgw_restart_time = 1;
-    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_lease_worker_main");
-    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake worker id lease");
-    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake worker id lease");
-    RegisterBackgroundWorker(&worker);
+    register_worker("snowflake_lease_worker_main", "snowflake worker id lease");
 }
 
 }  // namespace snowflake::pg

@@ -197,6 +197,9 @@ int write_mark(const snowflake::core::Mark& mark, const char** step);
 
 // worker.cpp: the process that keeps the reservation ahead of the clock.
 void register_mark_worker();             // _PG_init
+// Registers a background worker of this library started after recovery and
+// restarted a second after it exits with code 1.
+void register_worker(const char* function, const char* name);
 // Asks the workers for a reservation covering ms (a backend, any lock free).
 void raise_demand(int64_t ms);
 int64_t demand_ms();

@@ -144,18 +144,20 @@ void raise_demand(int64_t ms) {
     }
 }
 
-void register_mark_worker() {
+void register_worker(const char* function, const char* name) {
     BackgroundWorker worker;
     std::memset(&worker, 0, sizeof(worker));
     worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
     worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-    worker.bgw_restart_time = 1;
+    worker.bgw_restart_time = 1;  // restarted a second after it exits with code 1
     snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_mark_worker_main");
-    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake high-water mark");
-    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake high-water mark");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
+    snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
+    snprintf(worker.bgw_type, BGW_MAXLEN, "%s", name);
     RegisterBackgroundWorker(&worker);
 }
+
+void register_mark_worker() { register_worker("snowflake_mark_worker_main", "snowflake high-water mark"); }
 
 }  // namespace snowflake::pg
 
