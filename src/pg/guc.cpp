@@ -8,7 +8,10 @@
 
 #include <cstdlib>
 
+#include <arpa/inet.h>
+
 #include "../core/epoch.hpp"
+#include "../core/http_api.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -20,6 +23,8 @@ namespace snowflake::pg {
 int worker_id = -1;
 int clock_tolerance_ms = 5;
 bool preloaded = false;
+char* http_listen = nullptr;
+char* http_token = nullptr;
 
 namespace {
 
@@ -63,6 +68,25 @@ void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
 }
 
+// snowflake.http_listen: empty (off) or an address core::http::parse_listen
+// accepts whose host is a numeric address. Never raises an error.
+bool check_http_listen_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr || (*newval)[0] == '\0') return true;
+    snowflake::core::http::ListenAddress a;
+    const char* why = snowflake::core::http::parse_listen(*newval, &a);
+    unsigned char addr[16];
+    if (why == nullptr && inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host, addr) != 1)
+        why = a.ipv6 ? "The host is not a numeric IPv6 address."
+                     : "The host is not a numeric IPv4 address, \"localhost\" or \"*\".";
+    if (why != nullptr) {
+        GUC_check_errdetail("%s", why);
+        GUC_check_errhint("Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
+                          "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
+        return false;
+    }
+    return true;
+}
+
 // Values given in the configuration before the settings were defined.
 struct GivenValue {
     const char* name;
@@ -74,7 +98,8 @@ struct GivenValue {
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
-                          {"snowflake.clock_tolerance_ms", nullptr}};
+                          {"snowflake.clock_tolerance_ms", nullptr},
+                          {"snowflake.http_listen", nullptr}};
     for (auto& g : given) {
         const char* raw = GetConfigOption(g.name, true, false);
         g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
@@ -98,6 +123,17 @@ void define_settings() {
                             "snowflake_nextval() raises an error.",
                             &clock_tolerance_ms, 5, 0, kMaxToleranceMs, PGC_SIGHUP, GUC_UNIT_MS,
                             nullptr, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.http_listen",
+                               "Address of the HTTP endpoint that hands out ids, host:port.",
+                               "Empty (the default) turns it off; ':port' listens on 127.0.0.1. "
+                               "See \"Ids over HTTP\" in the README.",
+                               &http_listen, "", PGC_POSTMASTER, 0, check_http_listen_hook, nullptr,
+                               nullptr);
+    DefineCustomStringVariable("snowflake.http_token",
+                               "Bearer token the HTTP endpoint requires on every path but /healthz.",
+                               "Empty (the default): no token is asked for.", &http_token, "",
+                               PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+                               nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("snowflake");
 
     // Check each given value again through the GUC machinery, without applying

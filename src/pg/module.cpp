@@ -17,5 +17,7 @@ void _PG_init(void) {
     snowflake::pg::warn_if_clock_outside_epoch();
     snowflake::pg::install_shmem_hooks();
     snowflake::pg::register_mark_worker();
+    if (snowflake::pg::http_listen != nullptr && snowflake::pg::http_listen[0] != '\0')
+        snowflake::pg::register_http_worker();
 }
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "snowflake.hpp"
@@ -252,6 +253,76 @@ core::Next issue(int32_t max_count) {
         config.repeat = true;
         CHECK_FOR_INTERRUPTS();
     }
+}
+
+bool generator_ready(char* code, char* reason, size_t len) {
+    // The id path's own checks; their error becomes the reason.
+    volatile bool ok = true;
+    const MemoryContext oldcontext = CurrentMemoryContext;
+    PG_TRY();
+    {
+        require_generator();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(oldcontext);
+        ErrorData* e = CopyErrorData();
+        FlushErrorState();
+        snprintf(code, 6, "%s", unpack_sql_state(e->sqlerrcode));
+        snprintf(reason, len, "%s", e->message != nullptr ? e->message : "ids cannot be issued");
+        FreeErrorData(e);
+        ok = false;
+    }
+    PG_END_TRY();
+    if (!ok) return false;
+
+    // The clock against the last id, the floor and the epoch: what the state
+    // machine would decide for one id now, on a copy (nothing is issued).
+    core::Config config{worker_id, clock_tolerance_ms};
+    const int64_t epoch_us = epoch_unix_us();
+    core::GeneratorState g;
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const uint64 cur = pg_atomic_read_u64(&shared->position);
+    pg_read_barrier();  // the position is read before the clock (shmem.cpp)
+    const int64_t now = now_ms(epoch_us);
+    g.last_ms = core::packed_ms(cur);
+    g.sequence = core::packed_sequence(cur);
+    g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    g.floor_ms = shared->floor_ms;
+    g.floor_grace_ms = shared->floor_grace_ms;
+    const WriteReport report = shared->report;
+    LWLockRelease(shared->lock);
+    const core::Next r = core::next_ids(g, now, config, 1);
+    switch (r.status) {
+        case core::Status::ClockBehind:
+            snprintf(code, 6, "%s", "SF001");
+            snprintf(reason, len,
+                     "system clock is %lld ms behind the last id, beyond "
+                     "snowflake.clock_tolerance_ms (%d)",
+                     static_cast<long long>(r.behind_ms), clock_tolerance_ms);
+            return false;
+        case core::Status::BeforeEpoch:
+        case core::Status::EndOfTime:
+            snprintf(code, 6, "%s", "SF002");
+            snprintf(reason, len, "system clock is %s the id range of snowflake.epoch",
+                     r.status == core::Status::BeforeEpoch ? "before" : "past the end of");
+            return false;
+        case core::Status::NeedReservation:
+            // The mark worker writes one when asked, unless writes fail.
+            if (report.err != 0) {
+                snprintf(code, 6, "%s", "58030");
+                snprintf(reason, len, "could not write snowflake high-water mark file \"%s\" (%s): %s",
+                         kMarkFile, report.step, strerror(report.err));
+                return false;
+            }
+            return true;
+        case core::Status::Issued:
+        case core::Status::WaitNextMs:
+        case core::Status::WaitClock:
+        case core::Status::WaitFloor:
+            return true;
+    }
+    return true;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "../core/layout.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"
 
 #include <cstdint>
@@ -51,6 +52,8 @@ constexpr int64_t kPgEpochUnixUs =
 extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
 extern bool preloaded;           // loaded through shared_preload_libraries
+extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
+extern char* http_token;         // Bearer token the HTTP endpoint requires, "" for none
 void define_settings();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
@@ -144,6 +147,12 @@ constexpr const char* kMarkFile = "snowflake.mark";
 // issued: callers outside a SQL function (a background worker) call it inside
 // PG_TRY with only plain data in scope.
 snowflake::core::Next issue(int32_t max_count);
+// Whether ids can be issued now, by the checks of the id path (preload,
+// worker id, recovery, the mark) and the clock against the last id and the
+// epoch. Never raises an error. When not ready, code gets the SQLSTATE (5
+// characters and a NUL) the id path would raise and reason a sentence.
+// Add a condition here and /healthz and /metrics (snowflake_ready) follow.
+bool generator_ready(char* code, char* reason, size_t len);
 
 // mark.cpp: the file.
 void load_mark(SharedState* s);          // postmaster, at shared memory creation
@@ -156,11 +165,27 @@ int write_mark(const snowflake::core::Mark& mark, const char** step);
 void register_mark_worker();             // _PG_init
 // Asks the worker for a reservation covering ms (a backend, any lock free).
 void raise_demand(int64_t ms);
+// True when the postmaster is shutting down (its lock file says "stopping"):
+// a worker then exits with code 0, quietly, instead of 1 (restart me).
+bool postmaster_stopping();
+
+// http_worker.cpp: the HTTP endpoint (snowflake.http_listen), registered
+// only when the setting is not empty.
+void register_http_worker();
+
+// uuid.cpp: the next UUIDv7 of this process's ascending clock; raises an
+// error (ereport) for a clock outside the UUIDv7 range.
+snowflake::core::Uuid new_uuidv7();
 
 // stats.cpp
 // Adds n to this backend's count of ids issued.
 void count_ids(uint64_t n);
 void init_stats(SharedState* s, int slots);
+// Every value of snowflake_stats, read under the lock: what both
+// snowflake_stats() and /metrics show. The caller has checked
+// require_shared() (or that shared memory exists).
+using StatsSnapshot = snowflake::core::StatsSnapshot;
+StatsSnapshot take_stats_snapshot();
 
 // Reads CLOCK_REALTIME: microseconds since 1970; or milliseconds since 1970
 // and the nanoseconds within that millisecond. CLOCK_MONOTONIC in

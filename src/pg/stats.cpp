@@ -47,6 +47,25 @@ uint64_t ids_counted_locked() {
 }
 
 }  // namespace
+
+StatsSnapshot take_stats_snapshot() {
+    Stats* st = &shared->stats;
+    StatsSnapshot s;
+    s.worker_id = worker_id;
+    s.epoch_unix_us = epoch_unix_us();
+    LWLockAcquire(shared->lock, LW_SHARED);
+    s.generator = st->generator;
+    s.ids_issued = ids_counted_locked() - st->ids_baseline;
+    s.since_unix_us = st->since + kPgEpochUnixUs;
+    s.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    LWLockRelease(shared->lock);
+    s.last_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    s.reservation_waits = pg_atomic_read_u64(&st->reservation_waits);
+    s.reservation_window_ms = pg_atomic_read_u64(&st->window_ms);
+    s.last_mark_write_ms = pg_atomic_read_u64(&st->last_write_ms);
+    return s;
+}
+
 }  // namespace snowflake::pg
 
 extern "C" {
@@ -58,42 +77,39 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "return type must be a row type");
 
-    sp::Stats* st = &sp::shared->stats;
-    LWLockAcquire(sp::shared->lock, LW_SHARED);
-    const core::Counters counters = st->generator;
-    const uint64 ids_issued = sp::ids_counted_locked() - st->ids_baseline;
-    const TimestampTz since = st->since;
-    const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sp::shared->reserved_until_ms));
-    LWLockRelease(sp::shared->lock);
-    const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sp::shared->position));
+    const sp::StatsSnapshot s = sp::take_stats_snapshot();
+    const TimestampTz epoch = s.epoch_unix_us - sp::kPgEpochUnixUs;
+    auto id_time = [epoch](int64_t ms) { return TimestampTzGetDatum(epoch + ms * 1000); };
 
+    // One line per column of snowflake_stats, in order; /metrics shows the
+    // same snapshot (core/http_api.cpp, format_metrics()).
     Datum values[15];
     bool nulls[15] = {false};
     int i = 0;
-    if (sp::worker_id >= 0)
-        values[i++] = Int32GetDatum(sp::worker_id);
+    if (s.worker_id >= 0)
+        values[i++] = Int32GetDatum(s.worker_id);
     else
         nulls[i++] = true;
-    values[i++] = TimestampTzGetDatum(sp::current_epoch());
-    values[i++] = Int64GetDatum(static_cast<int64>(ids_issued));
-    if (last_ms >= 0)
-        values[i++] = TimestampTzGetDatum(sp::ms_to_timestamptz(last_ms));
+    values[i++] = TimestampTzGetDatum(epoch);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.ids_issued));
+    if (s.last_ms >= 0)
+        values[i++] = id_time(s.last_ms);
     else
         nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.overflow_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_events));
-    values[i++] = Int64GetDatum(counters.clock_backwards_max_ms);
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_errors));
-    values[i++] = TimestampTzGetDatum(since);
-    if (reserved >= 0)
-        values[i++] = TimestampTzGetDatum(sp::ms_to_timestamptz(reserved));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.overflow_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_events));
+    values[i++] = Int64GetDatum(s.generator.clock_backwards_max_ms);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_errors));
+    values[i++] = TimestampTzGetDatum(s.since_unix_us - sp::kPgEpochUnixUs);
+    if (s.reserved_until_ms >= 0)
+        values[i++] = id_time(s.reserved_until_ms);
     else
         nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.reservations));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->reservation_waits)));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.startup_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->window_ms)));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->last_write_ms)));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.reservations));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.startup_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_window_ms));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.last_mark_write_ms));
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);

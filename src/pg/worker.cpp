@@ -105,8 +105,10 @@ long reserve_once(int* last_logged_err) {
     return 0;
 }
 
-// True when the postmaster is shutting down: it marks its lock file
-// "stopping" before it signals its children.
+}  // namespace
+
+// The postmaster marks its lock file "stopping" before it signals its
+// children (snowflake.hpp).
 bool postmaster_stopping() {
     FILE* f = fopen("postmaster.pid", "r");
     if (f == nullptr) return true;
@@ -122,8 +124,6 @@ bool postmaster_stopping() {
     fclose(f);
     return stopping;
 }
-
-}  // namespace
 
 void raise_demand(int64_t ms) {
     const auto want = static_cast<uint64>(ms + 1);
