@@ -17,6 +17,7 @@ SUITES=(
     "snowflake-inspect|test/inspect.sh"
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
+    "HTTP endpoint|test/http.sh"
 )
 
 passed=0

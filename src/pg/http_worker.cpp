@@ -372,6 +372,19 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
     return send_reply(c, &r);
 }
 
+// Percent-decoding of the path and the query, by libmicrohttpd's own
+// decoder; a decoded NUL byte ("%00") would cut the C string it hands over
+// ("/v1/ids/batch%00junk" read as "/v1/ids/batch"), so such a value becomes
+// empty instead: an unknown path (404) or an invalid count (400).
+size_t unescape(void*, MHD_Connection*, char* s) {
+    const size_t n = MHD_http_unescape(s);
+    if (strlen(s) != n) {
+        s[0] = '\0';
+        return 0;
+    }
+    return n;
+}
+
 // libmicrohttpd's messages concern single clients (malformed requests,
 // closed connections): DEBUG1, so that a hostile client cannot flood the log.
 void log_mhd(void*, const char* fmt, va_list ap) {
@@ -415,6 +428,7 @@ MHD_Daemon* start_daemon() {
         MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
         MHD_OPTION_EXTERNAL_LOGGER, &log_mhd, nullptr,
+        MHD_OPTION_UNESCAPE_CALLBACK, &unescape, nullptr,
         MHD_OPTION_END);
     if (d == nullptr) {
         ereport(LOG, (errcode_for_socket_access(),
