@@ -465,6 +465,7 @@ extern "C" void snowflake_http_worker_main(Datum) {
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
     BackgroundWorkerUnblockSignals();
 
+    sp::id_wait_yields = true;
     sp::request_cxt = AllocSetContextCreate(TopMemoryContext, "snowflake HTTP request",
                                             ALLOCSET_DEFAULT_SIZES);
     MHD_Daemon* d = sp::start_daemon();

@@ -28,6 +28,9 @@ PG_FUNCTION_INFO_V1(snowflake_advance_floor);
 namespace core = snowflake::core;
 
 namespace snowflake::pg {
+
+bool id_wait_yields = false;
+
 namespace {
 
 constexpr int32 kMaxBatch = 1000000;
@@ -67,7 +70,8 @@ void require_generator() {
 
 // Waits for the clock to reach the start of millisecond target_ms, for at
 // most one slice: returns early when the clock steps back, so that the
-// caller decides again. Interruptible; spins for the last two milliseconds.
+// caller decides again. Interruptible; spins for the last two milliseconds
+// (sleeps them in precise pg_usleep() steps where id_wait_yields is set).
 void wait_slice(int64_t target_ms, int64_t epoch_us) {
     const int64_t target_us = target_ms * 1000;
     const int64_t start_us = unix_now_us() - epoch_us;
@@ -82,6 +86,9 @@ void wait_slice(int64_t target_ms, int64_t epoch_us) {
             (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
                             PG_WAIT_EXTENSION);
             ResetLatch(MyLatch);
+        } else if (id_wait_yields) {
+            // A signal ends the sleep early; the loop then checks again.
+            pg_usleep(static_cast<long>(remaining_us));
         }
     }
 }

@@ -147,6 +147,11 @@ constexpr const char* kMarkFile = "snowflake.mark";
 // issued: callers outside a SQL function (a background worker) call it inside
 // PG_TRY with only plain data in scope.
 snowflake::core::Next issue(int32_t max_count);
+// Whether this process's waits for the next millisecond (a millisecond's
+// 4,096 ids used up) sleep instead of spinning for their last two
+// milliseconds: set by the HTTP worker, which shares the CPUs with its
+// clients; backends spin (lowest latency).
+extern bool id_wait_yields;
 // Whether ids can be issued now, by the checks of the id path (preload,
 // worker id, recovery, the mark) and the clock against the last id and the
 // epoch. Never raises an error. When not ready, code gets the SQLSTATE (5

@@ -118,6 +118,27 @@ TEST(HttpJson, Ids) {
     EXPECT_EQ(format_ids_json(small, sizeof(small), ids, 3), 0u);
 }
 
+TEST(HttpJson, IdsRunsAndCarries) {
+    // Consecutive runs (text incremented in place) across carries, gaps,
+    // and runs that end: the same text as formatting each id.
+    std::vector<int64_t> ids;
+    for (int64_t v : {int64_t{0}, int64_t{7}, int64_t{97}, int64_t{995}, int64_t{999999}, int64_t{252752938651381755},
+                      INT64_MAX - 3})
+        for (int k = 0; k < 6 && v + k >= v; k++) ids.push_back(v + k);
+    ids.push_back(5);  // a step back: formatted afresh
+    ids.push_back(6);
+    std::string want = "{\"ids\":[";
+    for (size_t i = 0; i < ids.size(); i++) want += (i > 0 ? ",\"" : "\"") + std::to_string(ids[i]) + "\"";
+    want += "]}";
+    const auto count = static_cast<int32_t>(ids.size());
+    std::vector<char> out(ids_json_capacity(count));
+    const size_t n = format_ids_json(out.data(), out.size(), ids.data(), count);
+    EXPECT_EQ(std::string(out.data(), n), want);
+    // An empty batch is a valid document.
+    char empty[ids_json_capacity(0)];
+    EXPECT_EQ(std::string(empty, format_ids_json(empty, sizeof(empty), nullptr, 0)), "{\"ids\":[]}");
+}
+
 TEST(HttpJson, Uuids) {
     Uuid u{};
     for (int i = 0; i < 16; i++) u.bytes[i] = static_cast<uint8_t>(i * 17);
