@@ -15,7 +15,8 @@
 # Suites: 1 calls (one backend), 2 concurrency (pgbench 1-8 clients),
 # 3 inserts (PK index several times shared_buffers), 4 range scan by time,
 # 5 the core micro-benchmark (build/core_bench) when it builds, 6 sporadic
-# calls against a sequence (bench/sporadic.sh, fsync = on).
+# calls against a sequence (bench/sporadic.sh, fsync = on), 7 ids over HTTP
+# against ids over SQL (bench/http.sh, wrk and pgbench).
 #
 # Needs the extension installed, psql, pgbench, gnuplot and awk. No python.
 set -euo pipefail
@@ -496,6 +497,16 @@ SPORADIC_STATUS=""
 if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/sporadic.sh" "$OUT" >"$W/sporadic.out" 2>&1; then
     SPORADIC_STATUS="bench/sporadic.sh failed: $(tail -3 "$W/sporadic.out" | tr '\n' ' ')"
     step "suite 6 sporadic: failed"
+fi
+
+# =============================================================================
+# Suite 7: ids over HTTP against SQL (its own instance).
+# =============================================================================
+step "suite 7 http: batches of 1, 100, 1,000 ids over HTTP (wrk) and SQL (pgbench) (bench/http.sh)"
+HTTP_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/http.sh" "$OUT" >"$W/http.out" 2>&1; then
+    HTTP_STATUS="bench/http.sh failed: $(tail -3 "$W/http.out" | tr '\n' ' ')"
+    step "suite 7 http: failed"
 fi
 
 # =============================================================================
