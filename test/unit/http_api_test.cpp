@@ -124,7 +124,7 @@ TEST(HttpJson, IdsRunsAndCarries) {
     std::vector<int64_t> ids;
     for (int64_t v : {int64_t{0}, int64_t{7}, int64_t{97}, int64_t{995}, int64_t{999999}, int64_t{252752938651381755},
                       INT64_MAX - 3})
-        for (int k = 0; k < 6 && v + k >= v; k++) ids.push_back(v + k);
+        for (int k = 0; k < 6 && k <= INT64_MAX - v; k++) ids.push_back(v + k);
     ids.push_back(5);  // a step back: formatted afresh
     ids.push_back(6);
     std::string want = "{\"ids\":[";
