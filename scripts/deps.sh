@@ -11,7 +11,7 @@ PACKAGES=(
     googletest libgtest-dev libbenchmark-dev        # core unit tests and micro-benchmarks
     faketime libfaketime                            # fault injection: moving a server's clock
     libmicrohttpd-dev                               # the HTTP endpoint (snowflake.http_listen)
-    curl wrk jq                                     # HTTP tests and benchmark
+    curl wrk jq iproute2                            # HTTP tests and benchmark (ss: free ports)
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
