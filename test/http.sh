@@ -498,6 +498,7 @@ case_6() {
     error_shape "6: /v1/ids/batch: 503, code SF001" 503 SF001
     like "6: ... the SQL error's message" "$(jq -r .message <<<"$BODY")" '^system clock moved backwards by [0-9]+ ms$'
     like "6: ... and its hint" "$(jq -r .hint <<<"$BODY")" 'ids resume when the clock reaches'
+    like "6: ... and its detail" "$(jq -r .detail <<<"$BODY")" 'snowflake.clock_tolerance_ms is 5'
     req "$A" /metrics
     like "6: /metrics: snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
     like "6: ... clock behind the last id, in seconds" "$BODY" $'\n''snowflake_clock_behind_last_id_seconds [1-5](\.[0-9]+)?'$'\n'

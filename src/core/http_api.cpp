@@ -355,12 +355,16 @@ size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix
 }
 
 size_t format_error_json(char* buf, size_t cap, const char* code, const char* message,
-                         const char* hint) noexcept {
+                         const char* detail, const char* hint) noexcept {
     Writer w(buf, cap);
     w.str("{\"code\":");
     w.json_string(code != nullptr ? code : "");
     w.str(",\"message\":");
     w.json_string(message != nullptr ? message : "");
+    if (detail != nullptr && detail[0] != '\0') {
+        w.str(",\"detail\":");
+        w.json_string(detail);
+    }
     if (hint != nullptr && hint[0] != '\0') {
         w.str(",\"hint\":");
         w.json_string(hint);

@@ -88,10 +88,11 @@ size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count
 // {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N}
 // under the epoch given in Unix milliseconds.
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
-// {"code":"22023","message":"...","hint":"..."}; hint may be nullptr or empty
-// (left out). Strings are escaped; bytes that are not UTF-8 become U+FFFD.
+// {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
+// hint may be nullptr or empty (left out). Strings are escaped; bytes that
+// are not UTF-8 become U+FFFD.
 size_t format_error_json(char* buf, size_t cap, const char* code, const char* message,
-                         const char* hint) noexcept;
+                         const char* detail, const char* hint) noexcept;
 // {"status":"ok"} or {"status":"unavailable","code":"...","reason":"..."}
 size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
                           const char* reason) noexcept;

@@ -61,6 +61,8 @@ constexpr unsigned kIdleTimeoutS = 10;
 constexpr size_t kConnectionMemory = 16 * 1024;
 constexpr size_t kMetricsCapacity = 32 * 1024;
 constexpr size_t kSmallCapacity = 2048;
+// An error's message, detail and hint (511 bytes each) escaped at worst.
+constexpr size_t kErrorCapacity = 10 * 1024;
 constexpr int kRestartS = 5;  // bgw_restart_time
 
 MemoryContext request_cxt = nullptr;
@@ -70,6 +72,7 @@ int marker;  // *con_cls of a GET request whose headers were seen
 struct ErrorReply {
     char code[6];
     char message[512];
+    char detail[512];
     char hint[512];
 };
 
@@ -84,6 +87,7 @@ void capture_error(MemoryContext cxt, ErrorReply* out) {
     FlushErrorState();
     snprintf(out->code, sizeof(out->code), "%s", unpack_sql_state(e->sqlerrcode));
     snprintf(out->message, sizeof(out->message), "%s", e->message != nullptr ? e->message : "");
+    snprintf(out->detail, sizeof(out->detail), "%s", e->detail != nullptr ? e->detail : "");
     snprintf(out->hint, sizeof(out->hint), "%s", e->hint != nullptr ? e->hint : "");
     FreeErrorData(e);
 }
@@ -152,12 +156,13 @@ struct Reply {
 const char kOutOfMemory[] =
     "{\"code\":\"53200\",\"message\":\"out of memory\",\"hint\":\"Ask for fewer ids per request.\"}";
 
-void error_reply(Reply* r, unsigned status, const char* code, const char* message, const char* hint) {
+void error_reply(Reply* r, unsigned status, const char* code, const char* message, const char* hint,
+                 const char* detail = nullptr) {
     r->status = status;
     r->content_type = "application/json";
-    r->body = static_cast<char*>(malloc(kSmallCapacity));
+    r->body = static_cast<char*>(malloc(kErrorCapacity));
     if (r->body == nullptr) return;
-    r->len = http::format_error_json(r->body, kSmallCapacity, code, message, hint);
+    r->len = http::format_error_json(r->body, kErrorCapacity, code, message, detail, hint);
     if (r->len == 0) {  // cannot happen with the texts used here: kept whole
         free(r->body);
         r->body = nullptr;
@@ -165,7 +170,7 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
 }
 
 void id_error_reply(Reply* r, const ErrorReply& e) {
-    error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint);
+    error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
 }
 
 void ids_batch(Reply* r, int32_t count) {

@@ -177,14 +177,16 @@ TEST(HttpJson, Rfc3339) {
 
 TEST(HttpJson, ErrorEscapes) {
     char buf[300];
-    size_t n = format_error_json(buf, sizeof(buf), "SF001", "a \"quoted\" \\ back\nslash", nullptr);
+    size_t n = format_error_json(buf, sizeof(buf), "SF001", "a \"quoted\" \\ back\nslash", nullptr, nullptr);
     EXPECT_EQ(std::string(buf, n), "{\"code\":\"SF001\",\"message\":\"a \\\"quoted\\\" \\\\ back\\u000aslash\"}");
-    n = format_error_json(buf, sizeof(buf), "22023", "m", "h");
+    n = format_error_json(buf, sizeof(buf), "22023", "m", "", "h");
     EXPECT_EQ(std::string(buf, n), "{\"code\":\"22023\",\"message\":\"m\",\"hint\":\"h\"}");
+    n = format_error_json(buf, sizeof(buf), "SF001", "m", "d", "h");
+    EXPECT_EQ(std::string(buf, n), "{\"code\":\"SF001\",\"message\":\"m\",\"detail\":\"d\",\"hint\":\"h\"}");
     // Valid UTF-8 passes; invalid bytes, overlong forms and surrogates become U+FFFD.
-    n = format_error_json(buf, sizeof(buf), "x", "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "");
+    n = format_error_json(buf, sizeof(buf), "x", "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", nullptr, "");
     EXPECT_EQ(std::string(buf, n), "{\"code\":\"x\",\"message\":\"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}");
-    n = format_error_json(buf, sizeof(buf), "x", "\xff\xc0\xaf\xed\xa0\x80\xc3", nullptr);
+    n = format_error_json(buf, sizeof(buf), "x", "\xff\xc0\xaf\xed\xa0\x80\xc3", nullptr, nullptr);
     EXPECT_EQ(std::string(buf, n),
               "{\"code\":\"x\",\"message\":\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"}");
 }
