@@ -16,7 +16,8 @@
 # 3 inserts (PK index several times shared_buffers), 4 range scan by time,
 # 5 the core micro-benchmark (build/core_bench) when it builds, 6 sporadic
 # calls against a sequence (bench/sporadic.sh, fsync = on), 7 leasing on and
-# off (bench/lease.sh).
+# off (bench/lease.sh), 8 ids over HTTP
+# against ids over SQL (bench/http.sh, wrk and pgbench).
 #
 # Needs the extension installed, psql, pgbench, gnuplot and awk. No python.
 set -euo pipefail
@@ -507,6 +508,16 @@ LEASE_STATUS=""
 if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/lease.sh" "$OUT" >"$W/lease.out" 2>&1; then
     LEASE_STATUS="bench/lease.sh failed: $(tail -3 "$W/lease.out" | tr '\n' ' ')"
     step "suite 7 leasing: failed"
+fi
+
+# =============================================================================
+# Suite 8: ids over HTTP against SQL (its own instance).
+# =============================================================================
+step "suite 8 http: batches of 1, 100, 1,000 ids over HTTP (wrk) and SQL (pgbench) (bench/http.sh)"
+HTTP_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/http.sh" "$OUT" >"$W/http.out" 2>&1; then
+    HTTP_STATUS="bench/http.sh failed: $(tail -3 "$W/http.out" | tr '\n' ' ')"
+    step "suite 8 http: failed"
 fi
 
 # =============================================================================

@@ -10,6 +10,8 @@ PACKAGES=(
     postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl  # pgTAP and pg_prove
     googletest libgtest-dev libbenchmark-dev        # core unit tests and micro-benchmarks
     faketime libfaketime                            # fault injection: moving a server's clock
+    libmicrohttpd-dev                               # the HTTP endpoint (snowflake.http_listen)
+    curl wrk jq iproute2                            # HTTP tests and benchmark (ss: free ports)
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser

@@ -20,6 +20,7 @@ SUITES=(
     "etcd client|test/etcd_client.sh"
     "worker id leases|test/lease.sh"
     "cluster (static ids)|test/cluster/run.sh static"
+    "HTTP endpoint|test/http.sh"
 )
 
 passed=0

@@ -404,6 +404,15 @@ write_report() {
         else
             echo "| core (build/core_bench): <= 20 ns per id | not measured: $CORE_STATUS | not measured |"
         fi
+        if [ -s "$OUT/data/http.tsv" ] && [ -z "${HTTP_STATUS:-}" ]; then
+            local h_best h_sql h_p99 s_p99
+            h_best=$(awk -F'\t' 'NR > 1 && $1 == "http" && $2 == 1000 && $6 > b { b = $6 } END { print b + 0 }' "$OUT/data/http.tsv")
+            h_sql=$(awk -F'\t' 'NR > 1 && $1 == "sql" && $2 == 1000 && $6 > b { b = $6 } END { print b + 0 }' "$OUT/data/http.tsv")
+            h_p99=$(awk -F'\t' 'NR > 1 && $1 == "http" && $2 == 1 && $3 == 1 { print $8 }' "$OUT/data/http.tsv")
+            s_p99=$(awk -F'\t' 'NR > 1 && $1 == "sql" && $2 == 1 && $3 == 1 { print $8 }' "$OUT/data/http.tsv")
+            echo "| HTTP /v1/ids/batch?count=1000 (wrk, keep-alive): >= 90% of the cap | $(awk -v x="$h_best" -v s="$h_sql" -v cap="$CAP_PER_S" 'BEGIN { printf "%.3f M/s, %.1f%% of the cap (snowflake_nextval_batch(1000) over SQL: %.3f M/s)", x / 1e6, 100 * x / cap, s / 1e6 }') | $(met ge "$h_best" "$(awk -v c="$CAP_PER_S" 'BEGIN { print 0.9 * c }')") |"
+            echo "| HTTP count=1, one connection: p99 < 1 ms | $h_p99 ms (SQL, one pgbench client: $s_p99 ms) | $(met awk -v p="$h_p99" 'BEGIN { exit !(p < 1) }') |"
+        fi
     } >"$W/targets.md"
 
     local machine="$(nproc) cores ($(machine_cpu)), $(machine_mem), $(echo "$PG_VERSION_STR" | awk '{ print $1, $2 }'), Linux $(uname -r)"
@@ -592,6 +601,14 @@ write_report() {
         else
             echo "$LEASE_STATUS"
         fi
+        echo
+        echo "## 8. Ids over HTTP"
+        echo
+        if [ -s "$OUT/http.md" ] && [ -z "$HTTP_STATUS" ]; then
+            cat "$OUT/http.md"
+        else
+            echo "$HTTP_STATUS"
+        fi
     } >"$OUT/latest.md"
 
     # ---- the generated section of docs/benchmarks.md ----
@@ -609,6 +626,9 @@ write_report() {
             echo "uuidv7 $(awk -v a="$(ins_field v7 3)" -v r="$(ins_field v7 9)" 'BEGIN { printf "%.0f", a / r }');"
             if [ -s "$OUT/sporadic.md" ]; then
                 echo "Sporadic calls (one client at 2 and 10 calls/s, fsync on): p99 of snowflake_nextval() $(awk -F'\t' '$1 == "sf" && $2 == 10 { sf = $5 } $1 == "seq" && $2 == 10 { s = $5 } END { if (s > 0) printf "%.2f", sf / s }' "$OUT/data/sporadic.tsv")x that of nextval() at 10 calls/s; $(grep -o 'reservation_waits after the first id: \*\*[0-9]*' "$OUT/sporadic.md" | sed 's/\*\*//')."
+            fi
+            if [ -s "$OUT/http.md" ]; then
+                echo "Ids over HTTP (bench/http.sh): $(grep -o '^Goals: .*' "$OUT/http.md" | sed 's/^Goals: //')"
             fi
             echo "uuidv7() timestamps $V7_FRESH_LEAD ms ahead of the clock after $(awkf 'BEGIN { print commas(ARGV[1]) }' "$CALL_N") UUIDs in one statement of a fresh session (see *How to read the results*)."
             echo

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
+
 #include "../core/epoch.hpp"
+#include "../core/http_api.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -27,6 +30,8 @@ char* etcd_endpoints = nullptr;
 int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
 char* lease_prefix = nullptr;
 bool preloaded = false;
+char* http_listen = nullptr;
+char* http_token = nullptr;
 
 bool leasing_configured() {
     if (etcd_endpoints == nullptr) return false;
@@ -110,6 +115,25 @@ bool check_prefix_hook(char** newval, void**, GucSource) {
     return false;
 }
 
+// snowflake.http_listen: empty (off) or an address core::http::parse_listen
+// accepts whose host is a numeric address. Never raises an error.
+bool check_http_listen_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr || (*newval)[0] == '\0') return true;
+    snowflake::core::http::ListenAddress a;
+    const char* why = snowflake::core::http::parse_listen(*newval, &a);
+    unsigned char addr[16];
+    if (why == nullptr && inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host, addr) != 1)
+        why = a.ipv6 ? "The host is not a numeric IPv6 address."
+                     : "The host is not a numeric IPv4 address, \"localhost\" or \"*\".";
+    if (why != nullptr) {
+        GUC_check_errdetail("%s", why);
+        GUC_check_errhint("Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
+                          "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
+        return false;
+    }
+    return true;
+}
+
 // Values given in the configuration before the settings were defined.
 struct GivenValue {
     const char* name;
@@ -125,7 +149,8 @@ void define_settings() {
                           {"snowflake.max_clock_error_ms", nullptr},
                           {"snowflake.etcd_endpoints", nullptr},
                           {"snowflake.lease_ttl", nullptr},
-                          {"snowflake.lease_prefix", nullptr}};
+                          {"snowflake.lease_prefix", nullptr},
+                          {"snowflake.http_listen", nullptr}};
     for (auto& g : given) {
         const char* raw = GetConfigOption(g.name, true, false);
         g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
@@ -174,6 +199,17 @@ void define_settings() {
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.http_listen",
+                               "Address of the HTTP endpoint that hands out ids, host:port.",
+                               "Empty (the default) turns it off; ':port' listens on 127.0.0.1. "
+                               "See \"Ids over HTTP\" in the README.",
+                               &http_listen, "", PGC_POSTMASTER, 0, check_http_listen_hook, nullptr,
+                               nullptr);
+    DefineCustomStringVariable("snowflake.http_token",
+                               "Bearer token the HTTP endpoint requires on every path but /healthz.",
+                               "Empty (the default): no token is asked for.", &http_token, "",
+                               PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+                               nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("snowflake");
 
     // Check each given value again through the GUC machinery, without applying

@@ -18,5 +18,7 @@ void _PG_init(void) {
     snowflake::pg::install_shmem_hooks();
     snowflake::pg::register_mark_worker();
     if (snowflake::pg::leasing_configured()) snowflake::pg::register_lease_worker();
+    if (snowflake::pg::http_listen != nullptr && snowflake::pg::http_listen[0] != '\0')
+        snowflake::pg::register_http_worker();
 }
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "snowflake.hpp"
@@ -27,6 +28,9 @@ PG_FUNCTION_INFO_V1(snowflake_advance_floor);
 namespace core = snowflake::core;
 
 namespace snowflake::pg {
+
+bool id_wait_yields = false;
+
 namespace {
 
 constexpr int32 kMaxBatch = 1000000;
@@ -34,6 +38,9 @@ constexpr int64_t kSliceMs = 5;
 // How long a backend waits for a reservation while no mark worker runs (the
 // postmaster restarts it within a second) before it reports that.
 constexpr int64_t kNoWorkerGraceUs = 5 * 1000 * 1000;
+// How long a caller waits for a reservation in etcd whose writes fail
+// before it reports the failure (SF003).
+constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
 // snowflake_advance_floor() refuses ids further ahead of the clock.
 constexpr int64_t kAdvanceAheadLimitMs = 3600 * 1000;
 
@@ -138,7 +145,8 @@ void check_clock_health() {
 
 // Waits for the clock to reach the start of millisecond target_ms, for at
 // most one slice: returns early when the clock steps back, so that the
-// caller decides again. Interruptible; spins for the last two milliseconds.
+// caller decides again. Interruptible; spins for the last two milliseconds
+// (sleeps them in precise pg_usleep() steps where id_wait_yields is set).
 void wait_slice(int64_t target_ms, int64_t epoch_us) {
     const int64_t target_us = target_ms * 1000;
     const int64_t start_us = unix_now_us() - epoch_us;
@@ -153,6 +161,9 @@ void wait_slice(int64_t target_ms, int64_t epoch_us) {
             (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
                             PG_WAIT_EXTENSION);
             ResetLatch(MyLatch);
+        } else if (id_wait_yields) {
+            // A signal ends the sleep early; the loop then checks again.
+            pg_usleep(static_cast<long>(remaining_us));
         }
     }
 }
@@ -205,7 +216,10 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
                  errhint("Check the data directory's file system; ids resume as soon as the mark "
                          "can be written.")));
     }
-    if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0') {
+    // etcd fails for a moment when it elects a leader: only a failure that
+    // outlasts kEtcdErrorGraceUs is an error for the caller.
+    if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0' &&
+        monotonic_us() - w->since_us > kEtcdErrorGraceUs) {
         ConditionVariableCancelSleep();
         ereport(ERROR,
                 (errcode(ERRCODE_SF_NO_LEASE),
@@ -347,6 +361,95 @@ core::Next issue(int32_t max_count) {
         if (!may_issue_now(&worker)) refuse_no_lease();
         config.worker = worker;
     }
+}
+
+bool generator_ready(char* code, char* reason, size_t len) {
+    // The id path's own checks; their error becomes the reason.
+    volatile bool ok = true;
+    const MemoryContext oldcontext = CurrentMemoryContext;
+    PG_TRY();
+    {
+        require_generator();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(oldcontext);
+        ErrorData* e = CopyErrorData();
+        FlushErrorState();
+        snprintf(code, 6, "%s", unpack_sql_state(e->sqlerrcode));
+        snprintf(reason, len, "%s", e->message != nullptr ? e->message : "ids cannot be issued");
+        FreeErrorData(e);
+        ok = false;
+    }
+    PG_END_TRY();
+    if (!ok) return false;
+
+    int32_t worker = -1;
+    if (!may_issue_now(&worker)) {
+        char error[kErrorTextSize];
+        LWLockAcquire(shared->lock, LW_SHARED);
+        snprintf(error, sizeof(error), "%s", shared->lease.last_error);
+        LWLockRelease(shared->lock);
+        snprintf(code, 6, "%s", "SF003");
+        snprintf(reason, len, "no worker id lease is held%s%s", error[0] != '\0' ? ": " : "", error);
+        return false;
+    }
+    if (max_clock_error_ms > 0) {
+        const core::ClockVerdict v = core::judge_clock(read_clock_health(), max_clock_error_ms);
+        if (v.refuse) {
+            snprintf(code, 6, "%s", "SF004");
+            snprintf(reason, len, "%s", v.reason);
+            return false;
+        }
+    }
+
+    // The clock against the last id, the floor and the epoch: what the state
+    // machine would decide for one id now, on a copy (nothing is issued).
+    core::Config config{worker, clock_tolerance_ms};
+    const int64_t epoch_us = epoch_unix_us();
+    core::GeneratorState g;
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const uint64 cur = pg_atomic_read_u64(&shared->position);
+    pg_read_barrier();  // the position is read before the clock (shmem.cpp)
+    const int64_t now = now_ms(epoch_us);
+    g.last_ms = core::packed_ms(cur);
+    g.sequence = core::packed_sequence(cur);
+    g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    g.floor_ms = shared->floor_ms;
+    g.floor_grace_ms = shared->floor_grace_ms;
+    const WriteReport report = shared->report;
+    LWLockRelease(shared->lock);
+    const core::Next r = core::next_ids(g, now, config, 1);
+    switch (r.status) {
+        case core::Status::ClockBehind:
+            snprintf(code, 6, "%s", "SF001");
+            snprintf(reason, len,
+                     "system clock is %lld ms behind the last id, beyond "
+                     "snowflake.clock_tolerance_ms (%d)",
+                     static_cast<long long>(r.behind_ms), clock_tolerance_ms);
+            return false;
+        case core::Status::BeforeEpoch:
+        case core::Status::EndOfTime:
+            snprintf(code, 6, "%s", "SF002");
+            snprintf(reason, len, "system clock is %s the id range of snowflake.epoch",
+                     r.status == core::Status::BeforeEpoch ? "before" : "past the end of");
+            return false;
+        case core::Status::NeedReservation:
+            // The mark worker writes one when asked, unless writes fail.
+            if (report.err != 0) {
+                snprintf(code, 6, "%s", "58030");
+                snprintf(reason, len, "could not write snowflake high-water mark file \"%s\" (%s): %s",
+                         kMarkFile, report.step, strerror(report.err));
+                return false;
+            }
+            return true;
+        case core::Status::Issued:
+        case core::Status::WaitNextMs:
+        case core::Status::WaitClock:
+        case core::Status::WaitFloor:
+            return true;
+    }
+    return true;
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"
 
 #include <cstdint>
@@ -63,6 +64,8 @@ extern char* lease_prefix;
 extern bool preloaded;           // loaded through shared_preload_libraries
 // Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
 bool leasing_configured();
+extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
+extern char* http_token;         // Bearer token the HTTP endpoint requires, "" for none
 void define_settings();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
@@ -187,6 +190,17 @@ constexpr const char* kMarkFile = "snowflake.mark";
 // issued: callers outside a SQL function (a background worker) call it inside
 // PG_TRY with only plain data in scope.
 snowflake::core::Next issue(int32_t max_count);
+// Whether this process's waits for the next millisecond (a millisecond's
+// 4,096 ids used up) sleep instead of spinning for their last two
+// milliseconds: set by the HTTP worker, which shares the CPUs with its
+// clients; backends spin (lowest latency).
+extern bool id_wait_yields;
+// Whether ids can be issued now, by the checks of the id path (preload,
+// worker id, recovery, the mark) and the clock against the last id and the
+// epoch. Never raises an error. When not ready, code gets the SQLSTATE (5
+// characters and a NUL) the id path would raise and reason a sentence.
+// Add a condition here and /healthz and /metrics (snowflake_ready) follow.
+bool generator_ready(char* code, char* reason, size_t len);
 
 // mark.cpp: the file.
 void load_mark(SharedState* s);          // postmaster, at shared memory creation
@@ -215,10 +229,23 @@ void init_lease(SharedState* s);         // postmaster, at shared memory creatio
 // The leased worker id (-1: none) or, without leasing, snowflake.worker_id.
 int32_t current_worker_id();
 
+// http_worker.cpp: the HTTP endpoint (snowflake.http_listen), registered
+// only when the setting is not empty.
+void register_http_worker();
+
+// uuid.cpp: the next UUIDv7 of this process's ascending clock; raises an
+// error (ereport) for a clock outside the UUIDv7 range.
+snowflake::core::Uuid new_uuidv7();
+
 // stats.cpp
 // Adds n to this backend's count of ids issued.
 void count_ids(uint64_t n);
 void init_stats(SharedState* s, int slots);
+// Every value of snowflake_stats, read under the lock: what both
+// snowflake_stats() and /metrics show. The caller has checked
+// require_shared() (or that shared memory exists).
+using StatsSnapshot = snowflake::core::StatsSnapshot;
+StatsSnapshot take_stats_snapshot();
 
 // Reads CLOCK_REALTIME: microseconds since 1970; or milliseconds since 1970
 // and the nanoseconds within that millisecond. CLOCK_MONOTONIC in

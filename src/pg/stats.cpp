@@ -51,6 +51,40 @@ uint64_t ids_counted_locked() {
 }
 
 }  // namespace
+
+StatsSnapshot take_stats_snapshot() {
+    Stats* st = &shared->stats;
+    StatsSnapshot s;
+    s.worker_id = current_worker_id();
+    s.epoch_unix_us = epoch_unix_us();
+    LeaseShared& ls = shared->lease;
+    LWLockAcquire(shared->lock, LW_SHARED);
+    s.generator = st->generator;
+    s.ids_issued = ids_counted_locked() - st->ids_baseline;
+    s.since_unix_us = st->since + kPgEpochUnixUs;
+    s.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    s.lease_id = ls.lease_id;
+    s.lease_renewals = ls.renewals;
+    s.lease_failures = ls.failures;
+    snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);
+    LWLockRelease(shared->lock);
+    s.lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
+    const auto deadline_ns = static_cast<int64_t>(pg_atomic_read_u64(&ls.deadline_ns));
+    if (s.lease_state == core::LeaseState::Held && deadline_ns > 0)  // the monotonic deadline as wall time
+        s.lease_deadline_unix_us = unix_now_us() + (deadline_ns - monotonic_ns()) / 1000;
+    const core::ClockHealth clock = read_clock_health();
+    s.clock_known = clock.known;
+    s.clock_synchronized = clock.synchronized;
+    s.clock_max_error_us = clock.known ? clock.max_error_us : -1;
+    s.clock_est_error_us = clock.known ? clock.est_error_us : -1;
+    s.clock_health_refusals = pg_atomic_read_u64(&st->clock_health_refusals);
+    s.last_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    s.reservation_waits = pg_atomic_read_u64(&st->reservation_waits);
+    s.reservation_window_ms = pg_atomic_read_u64(&st->window_ms);
+    s.last_mark_write_ms = pg_atomic_read_u64(&st->last_write_ms);
+    return s;
+}
+
 }  // namespace snowflake::pg
 
 extern "C" {
@@ -62,81 +96,65 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "return type must be a row type");
 
-    sp::Stats* st = &sp::shared->stats;
-    LWLockAcquire(sp::shared->lock, LW_SHARED);
-    const core::Counters counters = st->generator;
-    const uint64 ids_issued = sp::ids_counted_locked() - st->ids_baseline;
-    const TimestampTz since = st->since;
-    const int64 reserved = static_cast<int64>(pg_atomic_read_u64(&sp::shared->reserved_until_ms));
-    sp::LeaseShared& ls = sp::shared->lease;
-    const int64 lease_id = ls.lease_id;
-    const uint64 renewals = ls.renewals;
-    const uint64 failures = ls.failures;
-    char last_error[sp::kErrorTextSize];
-    snprintf(last_error, sizeof(last_error), "%s", ls.last_error);
-    LWLockRelease(sp::shared->lock);
-    const auto lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
-    const auto deadline_ns = static_cast<int64>(pg_atomic_read_u64(&ls.deadline_ns));
-    const int32 worker = sp::current_worker_id();
-    const int64 last_ms = core::packed_ms(pg_atomic_read_u64(&sp::shared->position));
+    const sp::StatsSnapshot s = sp::take_stats_snapshot();
+    const TimestampTz epoch = s.epoch_unix_us - sp::kPgEpochUnixUs;
+    auto id_time = [epoch](int64_t ms) { return TimestampTzGetDatum(epoch + ms * 1000); };
 
-    const core::ClockHealth clock = sp::read_clock_health();
-
+    // One line per column of snowflake_stats, in order; /metrics shows the
+    // same snapshot (core/http_api.cpp, format_metrics()).
     Datum values[25];
     bool nulls[25] = {false};
     int i = 0;
-    if (worker >= 0)
-        values[i++] = Int32GetDatum(worker);
+    if (s.worker_id >= 0)
+        values[i++] = Int32GetDatum(s.worker_id);
     else
         nulls[i++] = true;
-    values[i++] = TimestampTzGetDatum(sp::current_epoch());
-    values[i++] = Int64GetDatum(static_cast<int64>(ids_issued));
-    if (last_ms >= 0)
-        values[i++] = TimestampTzGetDatum(sp::ms_to_timestamptz(last_ms));
+    values[i++] = TimestampTzGetDatum(epoch);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.ids_issued));
+    if (s.last_ms >= 0)
+        values[i++] = id_time(s.last_ms);
     else
         nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.overflow_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_events));
-    values[i++] = Int64GetDatum(counters.clock_backwards_max_ms);
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.clock_backwards_errors));
-    values[i++] = TimestampTzGetDatum(since);
-    if (reserved >= 0)
-        values[i++] = TimestampTzGetDatum(sp::ms_to_timestamptz(reserved));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.overflow_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_events));
+    values[i++] = Int64GetDatum(s.generator.clock_backwards_max_ms);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_errors));
+    values[i++] = TimestampTzGetDatum(s.since_unix_us - sp::kPgEpochUnixUs);
+    if (s.reserved_until_ms >= 0)
+        values[i++] = id_time(s.reserved_until_ms);
     else
         nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.reservations));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->reservation_waits)));
-    values[i++] = Int64GetDatum(static_cast<int64>(counters.startup_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->window_ms)));
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->last_write_ms)));
-    values[i++] = CStringGetTextDatum(core::lease_state_name(lease_state));
-    if (lease_id != 0)
-        values[i++] = Int64GetDatum(lease_id);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.reservations));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.startup_waits));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_window_ms));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.last_mark_write_ms));
+    values[i++] = CStringGetTextDatum(core::lease_state_name(s.lease_state));
+    if (s.lease_id != 0)
+        values[i++] = Int64GetDatum(s.lease_id);
     else
         nulls[i++] = true;
-    if (lease_state == core::LeaseState::Held && deadline_ns > 0) {
-        // The monotonic deadline as a wall-clock time.
-        values[i++] = TimestampTzGetDatum(GetCurrentTimestamp() + (deadline_ns - sp::monotonic_ns()) / 1000);
-    } else {
-        nulls[i++] = true;
-    }
-    values[i++] = Int64GetDatum(static_cast<int64>(renewals));
-    values[i++] = Int64GetDatum(static_cast<int64>(failures));
-    if (last_error[0] != '\0')
-        values[i++] = CStringGetTextDatum(last_error);
+    if (s.lease_deadline_unix_us >= 0)
+        values[i++] = TimestampTzGetDatum(s.lease_deadline_unix_us - sp::kPgEpochUnixUs);
     else
         nulls[i++] = true;
-    if (clock.known)
-        values[i++] = BoolGetDatum(clock.synchronized);
+    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_renewals));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_failures));
+    if (s.lease_last_error[0] != '\0')
+        values[i++] = CStringGetTextDatum(s.lease_last_error);
     else
         nulls[i++] = true;
-    for (int64_t us : {clock.max_error_us, clock.est_error_us}) {
-        if (clock.known && us >= 0)
+    if (s.clock_known)
+        values[i++] = BoolGetDatum(s.clock_synchronized);
+    else
+        nulls[i++] = true;
+    for (int64_t us : {s.clock_max_error_us, s.clock_est_error_us}) {
+        if (us >= 0)
             values[i++] = Float8GetDatum(core::clock_error_ms(us));
         else
             nulls[i++] = true;
     }
-    values[i++] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&st->clock_health_refusals)));
+    values[i++] = Int64GetDatum(static_cast<int64>(s.clock_health_refusals));
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);

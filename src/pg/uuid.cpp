@@ -115,13 +115,25 @@ core::Uuid to_core(const pg_uuid_t* u) {
 
 }  // namespace
 
+namespace snowflake::pg {
+
+// uuidv7() and the HTTP endpoint's /v1/uuids/batch.
+core::Uuid new_uuidv7() {
+    const int64_t ticks = next_ticks();
+    if (!core::valid_uuid_ticks(ticks))  // a system clock before 1970 or past the 48-bit range
+        report_out_of_range(core::floor_div(ticks, 4096) * 1000 - kPgEpochUnixUs);
+    uint8_t* random = take_random();
+    const core::Uuid u = core::build_uuidv7(ticks, random);
+    std::memset(random, 0, core::kUuidRandomBytes);
+    return u;
+}
+
+}  // namespace snowflake::pg
+
 extern "C" {
 
 Datum snowflake_uuidv7(PG_FUNCTION_ARGS) {
-    const int64_t ticks = next_ticks();
-    if (!core::valid_uuid_ticks(ticks))  // a system clock before 1970 or past the 48-bit range
-        report_out_of_range(core::floor_div(ticks, 4096) * 1000 - snowflake::pg::kPgEpochUnixUs);
-    PG_RETURN_DATUM(make_uuid(ticks));
+    PG_RETURN_DATUM(uuid_datum(snowflake::pg::new_uuidv7()));
 }
 
 Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {

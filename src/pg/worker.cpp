@@ -106,7 +106,7 @@ long reserve_once(int* last_logged_err) {
 }  // namespace
 
 // The postmaster marks its lock file "stopping" before it signals its
-// children at a shutdown.
+// children (snowflake.hpp).
 bool postmaster_stopping() {
     FILE* f = fopen("postmaster.pid", "r");
     if (f == nullptr) return true;

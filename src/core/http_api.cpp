@@ -1,0 +1,565 @@
+// Routing, parameters, token and output formats of the HTTP endpoint; see
+// http_api.hpp.
+#include "http_api.hpp"
+
+#include "epoch.hpp"
+#include "layout.hpp"
+
+#include <charconv>
+#include <cstring>
+
+namespace snowflake::core::http {
+namespace {
+
+// Appends to a fixed buffer; once something does not fit, everything after
+// it is dropped and finish() returns 0.
+struct Writer {
+    char* buf;
+    size_t cap;
+    size_t len = 0;
+    bool overflow = false;
+
+    Writer(char* b, size_t c) noexcept : buf(b), cap(c) {}
+
+    void raw(const char* s, size_t n) noexcept {
+        if (overflow || n > cap - len) {
+            overflow = true;
+            return;
+        }
+        std::memcpy(buf + len, s, n);
+        len += n;
+    }
+    void str(const char* s) noexcept { raw(s, std::strlen(s)); }
+    void ch(char c) noexcept { raw(&c, 1); }
+    void i64(int64_t v) noexcept {
+        char tmp[24];
+        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
+        raw(tmp, static_cast<size_t>(r.ptr - tmp));
+    }
+    void u64(uint64_t v) noexcept {
+        char tmp[24];
+        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
+        raw(tmp, static_cast<size_t>(r.ptr - tmp));
+    }
+    // Seconds from milliseconds, exact: "1.5", "0.001", "-2".
+    void seconds_from_ms(int64_t ms) noexcept {
+        if (ms < 0) {
+            ch('-');
+            ms = -ms;  // ms is far from INT64_MIN here (times and durations)
+        }
+        i64(ms / 1000);
+        if (ms % 1000 != 0) {
+            char frac[4] = {static_cast<char>('0' + ms % 1000 / 100),
+                            static_cast<char>('0' + ms % 100 / 10), static_cast<char>('0' + ms % 10), 0};
+            size_t n = 3;
+            while (frac[n - 1] == '0') n--;
+            ch('.');
+            raw(frac, n);
+        }
+    }
+    // A Prometheus label value: backslash, double quote and newline escaped,
+    // other control characters dropped.
+    void label_value(const char* s) noexcept {
+        for (const char* p = s; *p != '\0'; p++) {
+            if (*p == '\\' || *p == '"') {
+                ch('\\');
+                ch(*p);
+            } else if (*p == '\n') {
+                str("\\n");
+            } else if (static_cast<unsigned char>(*p) >= 0x20) {
+                ch(*p);
+            }
+        }
+    }
+    // A JSON string: quotes, backslash and control characters escaped; bytes
+    // that are not well-formed UTF-8 replaced with U+FFFD.
+    void json_string(const char* s) noexcept {
+        ch('"');
+        const auto* p = reinterpret_cast<const unsigned char*>(s);
+        while (*p != 0) {
+            const unsigned char c = *p;
+            if (c == '"' || c == '\\') {
+                ch('\\');
+                ch(static_cast<char>(c));
+                p++;
+            } else if (c < 0x20 || c == 0x7f) {
+                static const char hex[] = "0123456789abcdef";
+                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                raw(esc, 6);
+                p++;
+            } else if (c < 0x80) {
+                ch(static_cast<char>(c));
+                p++;
+            } else {
+                const size_t n = utf8_length(p);
+                if (n == 0) {
+                    str("\\ufffd");
+                    p++;
+                } else {
+                    raw(reinterpret_cast<const char*>(p), n);
+                    p += n;
+                }
+            }
+        }
+        ch('"');
+    }
+    // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+    // forms, no surrogates, at most U+10FFFF), or 0.
+    static size_t utf8_length(const unsigned char* p) noexcept {
+        const unsigned char c = p[0];
+        auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
+        if (c >= 0xC2 && c <= 0xDF) return cont(p[1]) ? 2 : 0;
+        if (c >= 0xE0 && c <= 0xEF) {
+            if (!cont(p[1]) || !cont(p[2])) return 0;
+            if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
+            if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
+            return 3;
+        }
+        if (c >= 0xF0 && c <= 0xF4) {
+            if (!cont(p[1]) || !cont(p[2]) || !cont(p[3])) return 0;
+            if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
+            if (c == 0xF4 && p[1] >= 0x90) return 0;  // past U+10FFFF
+            return 4;
+        }
+        return 0;
+    }
+    size_t finish() noexcept {
+        if (overflow || len >= cap) return 0;
+        buf[len] = '\0';
+        return len;
+    }
+};
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+bool ascii_iequal(const char* a, const char* b, size_t n) noexcept {
+    for (size_t i = 0; i < n; i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+Route route(const char* method, const char* path) noexcept {
+    Route r;
+    if (method == nullptr || path == nullptr) return r;
+    constexpr const char kIds[] = "/v1/ids/";
+    if (std::strcmp(path, "/v1/ids/batch") == 0) {
+        r.endpoint = Endpoint::IdsBatch;
+    } else if (std::strcmp(path, "/v1/uuids/batch") == 0) {
+        r.endpoint = Endpoint::UuidsBatch;
+    } else if (std::strcmp(path, "/healthz") == 0) {
+        r.endpoint = Endpoint::Healthz;
+    } else if (std::strcmp(path, "/metrics") == 0) {
+        r.endpoint = Endpoint::Metrics;
+    } else if (std::strncmp(path, kIds, sizeof(kIds) - 1) == 0) {
+        r.endpoint = Endpoint::IdDecode;
+        r.id_text = path + sizeof(kIds) - 1;
+    } else {
+        return r;
+    }
+    r.method_allowed = std::strcmp(method, "GET") == 0 ||
+                       (std::strcmp(method, "HEAD") == 0 && r.endpoint != Endpoint::IdsBatch &&
+                        r.endpoint != Endpoint::UuidsBatch);
+    return r;
+}
+
+const char* parse_listen(const char* text, ListenAddress* out) noexcept {
+    if (text == nullptr || text[0] == '\0') return "The value is empty.";
+    const char* colon = std::strrchr(text, ':');
+    if (colon == nullptr) return "The value has no \":port\".";
+    // Port: 1 to 5 digits, 1 to 65535.
+    const char* p = colon + 1;
+    const size_t plen = std::strlen(p);
+    if (plen == 0 || plen > 5) return "The port is not a number from 1 to 65535.";
+    int port = 0;
+    for (size_t i = 0; i < plen; i++) {
+        if (!is_digit(p[i])) return "The port is not a number from 1 to 65535.";
+        port = port * 10 + (p[i] - '0');
+    }
+    if (port < 1 || port > 65535) return "The port is not a number from 1 to 65535.";
+    ListenAddress a;
+    a.port = port;
+    const char* host = text;
+    size_t hlen = static_cast<size_t>(colon - text);
+    if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+        host++;
+        hlen -= 2;
+        a.ipv6 = true;
+        if (hlen == 0) return "The IPv6 address between the brackets is empty.";
+    } else if (std::memchr(host, ':', hlen) != nullptr) {
+        return "An IPv6 address must be written in brackets, as in [::1]:8080.";
+    }
+    if (hlen >= sizeof(a.host)) return "The host is too long.";
+    if (hlen == 0 || (hlen == 9 && std::strncmp(host, "localhost", 9) == 0)) {
+        std::memcpy(a.host, "127.0.0.1", 10);
+    } else if (hlen == 1 && host[0] == '*') {
+        std::memcpy(a.host, "0.0.0.0", 8);
+    } else {
+        std::memcpy(a.host, host, hlen);
+        a.host[hlen] = '\0';
+    }
+    *out = a;
+    return nullptr;
+}
+
+bool parse_count(int occurrences, const char* value, int32_t* out) noexcept {
+    if (occurrences == 0) {
+        *out = 1;
+        return true;
+    }
+    if (occurrences != 1 || value == nullptr) return false;
+    const size_t n = std::strlen(value);
+    if (n == 0 || n > 5) return false;
+    int32_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(value[i])) return false;
+        v = v * 10 + (value[i] - '0');
+    }
+    if (v < 1 || v > kMaxCount) return false;
+    *out = v;
+    return true;
+}
+
+bool parse_id(const char* text, int64_t* out) noexcept {
+    if (text == nullptr) return false;
+    const size_t n = std::strlen(text);
+    if (n == 0 || n > 19) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(text[i])) return false;
+        v = v * 10 + static_cast<uint64_t>(text[i] - '0');  // 19 digits fit in 64 bits
+    }
+    if (v > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+}
+
+bool bearer_ok(const char* authorization, const char* token) noexcept {
+    if (token == nullptr || token[0] == '\0') return true;
+    if (authorization == nullptr) return false;
+    if (std::strlen(authorization) < 7 || !ascii_iequal(authorization, "bearer ", 7)) return false;
+    const char* given = authorization + 7;
+    while (*given == ' ') given++;
+    // Constant time in the position of the first difference: every byte of
+    // the token is compared, and a length mismatch is folded in at the end.
+    const size_t want_len = std::strlen(token);
+    const size_t given_len = std::strlen(given);
+    unsigned diff = given_len == want_len ? 0u : 1u;
+    for (size_t i = 0; i < want_len; i++) {
+        const unsigned char g = i < given_len ? static_cast<unsigned char>(given[i]) : 0;
+        diff |= static_cast<unsigned>(g ^ static_cast<unsigned char>(token[i]));
+    }
+    return diff == 0;
+}
+
+size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count) noexcept {
+    // The hot path of the endpoint: the ids of a batch are mostly
+    // consecutive integers (one run per millisecond), so the decimal text of
+    // the previous id is incremented in place instead of formatting each id
+    // again. Room is checked once: each id takes at most 22 bytes.
+    constexpr char kHead[] = "{\"ids\":[";
+    constexpr char kTail[] = "]}";
+    if (count < 0 || cap < ids_json_capacity(count)) return 0;
+    char* p = buf;
+    std::memcpy(p, kHead, sizeof(kHead) - 1);
+    p += sizeof(kHead) - 1;
+    char digits[24];
+    size_t ndigits = 0;
+    for (int32_t i = 0; i < count; i++) {
+        const bool next = i > 0 && ids[i - 1] != INT64_MAX && ids[i] == ids[i - 1] + 1 && ids[i] > 0;
+        if (next) {
+            // Add one to the text: carry through the trailing nines.
+            size_t k = ndigits;
+            while (k > 0 && digits[k - 1] == '9') digits[--k] = '0';
+            if (k > 0) {
+                digits[k - 1]++;
+            } else {
+                std::memmove(digits + 1, digits, ndigits);
+                digits[0] = '1';
+                ndigits++;
+            }
+        } else {
+            const auto r = std::to_chars(digits, digits + sizeof(digits), ids[i]);
+            ndigits = static_cast<size_t>(r.ptr - digits);
+        }
+        if (i > 0) *p++ = ',';
+        *p++ = '"';
+        std::memcpy(p, digits, ndigits);
+        p += ndigits;
+        *p++ = '"';
+    }
+    std::memcpy(p, kTail, sizeof(kTail) - 1);
+    p += sizeof(kTail) - 1;
+    *p = '\0';
+    return static_cast<size_t>(p - buf);
+}
+
+size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept {
+    Writer w(buf, cap);
+    w.str("{\"uuids\":[");
+    char text[37];
+    for (int32_t i = 0; i < count; i++) {
+        if (i > 0) w.ch(',');
+        format_uuid(text, uuids[i]);
+        w.ch('"');
+        w.raw(text, 36);
+        w.ch('"');
+    }
+    w.str("]}");
+    return w.finish();
+}
+
+size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept {
+    const int64_t days = floor_div(unix_ms, 86400000);
+    const int64_t ms_of_day = unix_ms - days * 86400000;
+    const CivilDate d = civil_from_days(days);
+    Writer w(buf, cap);
+    int64_t year = d.year;
+    if (year < 0) {
+        w.ch('-');
+        year = -year;
+    } else if (year > 9999) {
+        w.ch('+');
+    }
+    auto two = [&w](int64_t v) {
+        w.ch(static_cast<char>('0' + v / 10));
+        w.ch(static_cast<char>('0' + v % 10));
+    };
+    if (year < 1000) w.ch('0');
+    if (year < 100) w.ch('0');
+    if (year < 10) w.ch('0');
+    w.i64(year);
+    w.ch('-');
+    two(d.month);
+    w.ch('-');
+    two(d.day);
+    w.ch('T');
+    two(ms_of_day / 3600000);
+    w.ch(':');
+    two(ms_of_day / 60000 % 60);
+    w.ch(':');
+    two(ms_of_day / 1000 % 60);
+    w.ch('.');
+    w.ch(static_cast<char>('0' + ms_of_day % 1000 / 100));
+    two(ms_of_day % 100);
+    w.ch('Z');
+    return w.finish();
+}
+
+size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept {
+    const Fields f = decompose(id);
+    char ts[40];
+    if (format_rfc3339_ms(ts, sizeof(ts), epoch_unix_ms + f.ms) == 0) return 0;
+    Writer w(buf, cap);
+    w.str("{\"id\":\"");
+    w.i64(id);
+    w.str("\",\"timestamp\":\"");
+    w.str(ts);
+    w.str("\",\"worker_id\":");
+    w.i64(f.worker);
+    w.str(",\"sequence\":");
+    w.i64(f.sequence);
+    w.ch('}');
+    return w.finish();
+}
+
+size_t format_error_json(char* buf, size_t cap, const char* code, const char* message,
+                         const char* detail, const char* hint) noexcept {
+    Writer w(buf, cap);
+    w.str("{\"code\":");
+    w.json_string(code != nullptr ? code : "");
+    w.str(",\"message\":");
+    w.json_string(message != nullptr ? message : "");
+    if (detail != nullptr && detail[0] != '\0') {
+        w.str(",\"detail\":");
+        w.json_string(detail);
+    }
+    if (hint != nullptr && hint[0] != '\0') {
+        w.str(",\"hint\":");
+        w.json_string(hint);
+    }
+    w.ch('}');
+    return w.finish();
+}
+
+size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
+                          const char* reason) noexcept {
+    Writer w(buf, cap);
+    if (ready) {
+        w.str("{\"status\":\"ok\"}");
+    } else {
+        w.str("{\"status\":\"unavailable\",\"code\":");
+        w.json_string(code != nullptr ? code : "");
+        w.str(",\"reason\":");
+        w.json_string(reason != nullptr ? reason : "");
+        w.ch('}');
+    }
+    return w.finish();
+}
+
+namespace {
+
+// One metric: HELP naming the snowflake_stats column (or "health"), TYPE,
+// and one sample unless the value is missing (a NULL column).
+void metric_head(Writer& w, const char* name, const char* type, const char* help,
+                 const char* column) {
+    w.str("# HELP ");
+    w.str(name);
+    w.ch(' ');
+    w.str(help);
+    if (column != nullptr) {
+        w.str(" (snowflake_stats.");
+        w.str(column);
+        w.ch(')');
+    }
+    w.str("\n# TYPE ");
+    w.str(name);
+    w.ch(' ');
+    w.str(type);
+    w.ch('\n');
+}
+
+void counter(Writer& w, const char* name, const char* help, const char* column, uint64_t v) {
+    metric_head(w, name, "counter", help, column);
+    w.str(name);
+    w.ch(' ');
+    w.u64(v);
+    w.ch('\n');
+}
+
+void gauge_int(Writer& w, const char* name, const char* help, const char* column, int64_t v) {
+    metric_head(w, name, "gauge", help, column);
+    w.str(name);
+    w.ch(' ');
+    w.i64(v);
+    w.ch('\n');
+}
+
+// A gauge in seconds from milliseconds; no sample when present is false.
+void gauge_seconds(Writer& w, const char* name, const char* help, const char* column, int64_t ms,
+                   bool present = true) {
+    metric_head(w, name, "gauge", help, column);
+    if (!present) return;
+    w.str(name);
+    w.ch(' ');
+    w.seconds_from_ms(ms);
+    w.ch('\n');
+}
+
+}  // namespace
+
+size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept {
+    Writer w(buf, cap);
+    const int64_t epoch_ms = floor_div(s.epoch_unix_us, 1000);
+    char epoch_text[40];
+    if (format_rfc3339_ms(epoch_text, sizeof(epoch_text), epoch_ms) == 0) return 0;
+
+    // Identity: the worker id as a label, and as a value (-1 while unset).
+    metric_head(w, "snowflake_info", "gauge", "Always 1; the labels name this node's worker id and epoch.",
+                nullptr);
+    w.str("snowflake_info{worker_id=\"");
+    if (s.worker_id >= 0) w.i64(s.worker_id);
+    w.str("\",epoch=\"");
+    w.str(epoch_text);
+    w.str("\"} 1\n");
+    gauge_int(w, "snowflake_worker_id", "Worker id of this node, -1 while unset.", "worker_id",
+              s.worker_id);
+    gauge_seconds(w, "snowflake_epoch_seconds", "Start of the id range, Unix time.", "epoch", epoch_ms);
+
+    counter(w, "snowflake_ids_issued_total", "Ids issued by this node.", "ids_issued", s.ids_issued);
+    gauge_seconds(w, "snowflake_last_id_timestamp_seconds", "Time of the last id issued, Unix time.",
+                  "last_timestamp", epoch_ms + s.last_ms, s.last_ms >= 0);
+    counter(w, "snowflake_overflow_waits_total",
+            "Calls that waited because a millisecond's 4096 ids were used up.", "overflow_waits",
+            s.generator.overflow_waits);
+    counter(w, "snowflake_clock_backwards_events_total",
+            "Calls that found the clock behind the last id.", "clock_backwards_events",
+            s.generator.clock_backwards_events);
+    gauge_seconds(w, "snowflake_clock_backwards_max_seconds",
+                  "Largest distance the clock was seen behind the last id.", "clock_backwards_max_ms",
+                  s.generator.clock_backwards_max_ms);
+    counter(w, "snowflake_clock_backwards_errors_total",
+            "Calls refused because the clock was behind beyond snowflake.clock_tolerance_ms.",
+            "clock_backwards_errors", s.generator.clock_backwards_errors);
+    gauge_seconds(w, "snowflake_stats_since_timestamp_seconds",
+                  "When the counters started (server start or snowflake_stats_reset()), Unix time.",
+                  "since", floor_div(s.since_unix_us, 1000));
+    gauge_seconds(w, "snowflake_high_water_mark_timestamp_seconds",
+                  "End of the durable reservation: ids may be issued up to this time, Unix time.",
+                  "high_water_mark", epoch_ms + s.reserved_until_ms, s.reserved_until_ms >= 0);
+    counter(w, "snowflake_reservations_total", "Times the reservation was extended on disk.",
+            "reservations", s.generator.reservations);
+    counter(w, "snowflake_reservation_waits_total", "Id requests that waited for a reservation.",
+            "reservation_waits", s.reservation_waits);
+    counter(w, "snowflake_startup_waits_total",
+            "Calls held back by the high-water mark of the previous run.", "startup_waits",
+            s.generator.startup_waits);
+    gauge_seconds(w, "snowflake_reservation_window_seconds", "Reservation window in force.",
+                  "reservation_window_ms", static_cast<int64_t>(s.reservation_window_ms));
+    gauge_seconds(w, "snowflake_last_mark_write_seconds", "Duration of the last mark write.",
+                  "last_mark_write_ms", static_cast<int64_t>(s.last_mark_write_ms));
+
+    // The worker-id lease (static: no etcd).
+    metric_head(w, "snowflake_lease_info", "gauge",
+                "Always 1; the label names the lease state: static, acquiring, held or expired.",
+                "lease_state");
+    w.str("snowflake_lease_info{state=\"");
+    w.str(lease_state_name(s.lease_state));
+    w.str("\"} 1\n");
+    gauge_int(w, "snowflake_lease_id", "The etcd lease held, 0 for none.", "lease_id", s.lease_id);
+    gauge_seconds(w, "snowflake_lease_deadline_timestamp_seconds",
+                  "Ids are refused after this time unless a keepalive is confirmed, Unix time.",
+                  "lease_deadline", floor_div(s.lease_deadline_unix_us, 1000), s.lease_deadline_unix_us >= 0);
+    counter(w, "snowflake_lease_renewals_total", "Keepalives etcd confirmed.", "lease_renewals",
+            s.lease_renewals);
+    counter(w, "snowflake_lease_failures_total", "Failed etcd calls.", "lease_failures", s.lease_failures);
+    metric_head(w, "snowflake_lease_last_error_info", "gauge",
+                "Always 1 when an etcd call failed; the label is the last failure.", "lease_last_error");
+    if (s.lease_last_error[0] != '\0') {
+        w.str("snowflake_lease_last_error_info{error=\"");
+        w.label_value(s.lease_last_error);
+        w.str("\"} 1\n");
+    }
+    // Clock health as the kernel reports it.
+    metric_head(w, "snowflake_clock_synchronized", "gauge",
+                "1 when the kernel reports the clock synchronised, 0 when not.", "clock_synchronized");
+    if (s.clock_known) {
+        w.str("snowflake_clock_synchronized ");
+        w.i64(s.clock_synchronized ? 1 : 0);
+        w.ch('\n');
+    }
+    gauge_seconds(w, "snowflake_clock_max_error_seconds", "Maximum clock error the kernel reports.",
+                  "clock_max_error_ms", (s.clock_max_error_us + 999) / 1000, s.clock_max_error_us >= 0);
+    gauge_seconds(w, "snowflake_clock_est_error_seconds", "Estimated clock error the kernel reports.",
+                  "clock_est_error_ms", (s.clock_est_error_us + 999) / 1000, s.clock_est_error_us >= 0);
+    counter(w, "snowflake_clock_health_refusals_total",
+            "Calls refused by snowflake.max_clock_error_ms.", "clock_health_refusals",
+            s.clock_health_refusals);
+
+    // Health, computed when scraped.
+    gauge_int(w, "snowflake_ready", "1 when this node can issue ids now (what /healthz says), else 0.",
+              nullptr, h.ready ? 1 : 0);
+    const int64_t behind = s.last_ms >= 0 && h.now_ms < s.last_ms ? s.last_ms - h.now_ms : 0;
+    gauge_seconds(w, "snowflake_clock_behind_last_id_seconds",
+                  "How far the clock is behind the last id issued (0 when it is not).", nullptr,
+                  behind);
+    return w.finish();
+}
+
+void format_uuid(char* out, const Uuid& u) noexcept {
+    static const char hex[] = "0123456789abcdef";
+    size_t j = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
+        out[j++] = hex[u.bytes[i] >> 4];
+        out[j++] = hex[u.bytes[i] & 15];
+    }
+    out[j] = '\0';
+}
+
+}  // namespace snowflake::core::http

@@ -1,0 +1,116 @@
+// The decisions and output formats of the HTTP endpoint (src/pg/http_worker.cpp),
+// pure so that they are unit-tested without a server: routing, the count and
+// id parameters, the Bearer token check, and the JSON and Prometheus text the
+// endpoint sends.
+//
+// The HTTP protocol itself (request line, headers, keep-alive, percent
+// decoding of the path and the query) is libmicrohttpd's; nothing here parses
+// HTTP or JSON. Output is written into caller-provided buffers: nothing here
+// allocates (the extension is built without exceptions, where a failed
+// allocation would abort the process), and a buffer that is too small gives
+// a length of 0, never a truncated document.
+#pragma once
+
+#include "pure.hpp"
+
+#include "stats_snapshot.hpp"
+#include "uuid.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace snowflake::core::http {
+
+constexpr int32_t kMaxCount = 10000;
+
+enum class Endpoint { IdsBatch, IdDecode, UuidsBatch, Healthz, Metrics, NotFound };
+
+struct Route {
+    Endpoint endpoint = Endpoint::NotFound;
+    // GET; HEAD too where a request changes nothing (not the batches, which
+    // would use up ids for a body nobody reads).
+    bool method_allowed = false;
+    const char* id_text = nullptr;  // IdDecode: the path after "/v1/ids/"
+};
+
+// method and path as libmicrohttpd gives them (the path percent-decoded, no
+// query string).
+Route route(const char* method, const char* path) noexcept;
+
+// The Allow header of a 405 answer.
+constexpr const char* allowed_methods(Endpoint e) noexcept {
+    return e == Endpoint::IdsBatch || e == Endpoint::UuidsBatch ? "GET" : "GET, HEAD";
+}
+
+// Every path but /healthz needs the token when one is set.
+constexpr bool needs_token(Endpoint e) noexcept { return e != Endpoint::Healthz; }
+
+// The count parameter: occurrences of "count" in the query, and the first
+// one's value (nullptr for "?count" without "="). Absent: 1. Accepted: 1 to 5
+// decimal digits, value 1 to kMaxCount; anything else (sign, blanks, junk
+// after the digits, repeated parameter) is refused.
+bool parse_count(int occurrences, const char* value, int32_t* out) noexcept;
+
+// A Snowflake id in a path: 1 to 19 decimal digits, at most INT64_MAX.
+bool parse_id(const char* text, int64_t* out) noexcept;
+
+// The Authorization header against the token: true when token is empty (no
+// token configured) or the header is "Bearer <token>" (scheme in any case,
+// one or more spaces). The comparison takes the same time wherever the first
+// differing byte is.
+bool bearer_ok(const char* authorization, const char* token) noexcept;
+
+// snowflake.http_listen: "host:port" where host is a numeric IPv4 address,
+// "[IPv6]", "localhost" or empty (both 127.0.0.1), or "*" (0.0.0.0, every
+// interface); port 1 to 65535. The caller checks the address itself
+// (inet_pton). Returns nullptr, or why the text is refused.
+struct ListenAddress {
+    char host[64] = {0};
+    int port = 0;
+    bool ipv6 = false;
+};
+const char* parse_listen(const char* text, ListenAddress* out) noexcept;
+
+// --- output -----------------------------------------------------------------
+
+// Room needed for format_ids_json / format_uuids_json of count values.
+constexpr size_t ids_json_capacity(int32_t count) noexcept {
+    return 16 + static_cast<size_t>(count) * 23;  // "9223372036854775807",
+}
+constexpr size_t uuids_json_capacity(int32_t count) noexcept {
+    return 16 + static_cast<size_t>(count) * 39;
+}
+
+// {"ids":["1","2"]}
+size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count) noexcept;
+// {"uuids":["0190...","..."]}
+size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept;
+// {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N}
+// under the epoch given in Unix milliseconds.
+size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
+// {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
+// hint may be nullptr or empty (left out). Strings are escaped; bytes that
+// are not UTF-8 become U+FFFD.
+size_t format_error_json(char* buf, size_t cap, const char* code, const char* message,
+                         const char* detail, const char* hint) noexcept;
+// {"status":"ok"} or {"status":"unavailable","code":"...","reason":"..."}
+size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
+                          const char* reason) noexcept;
+
+// What /metrics shows beside the snapshot.
+struct Health {
+    bool ready = false;   // generator_ready()
+    int64_t now_ms = 0;   // the clock, id-space milliseconds
+};
+// Prometheus text exposition (format 0.0.4) of every column of
+// snowflake_stats, and the health gauges. Each metric's HELP ends with
+// "(snowflake_stats.COLUMN)" naming the column it shows.
+size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept;
+
+// RFC 3339 UTC with milliseconds, "2025-01-01T00:00:00.000Z"; at most 31
+// bytes with the NUL. Years outside 0..9999 get a sign and more digits.
+size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept;
+// Canonical 8-4-4-4-12 lower-case text, 36 bytes plus NUL.
+void format_uuid(char* out37, const Uuid& u) noexcept;
+
+}  // namespace snowflake::core::http

@@ -1,0 +1,46 @@
+// The values of snowflake_stats as plain data: one snapshot, taken under the
+// lock by the glue (stats.cpp, take_stats_snapshot()), is what both the SQL
+// function snowflake_stats() and the HTTP endpoint /metrics
+// (http_api.hpp, format_metrics()) turn into output, so the two never
+// disagree.
+//
+// Adding a statistic: one field here, one line where stats.cpp fills the
+// snapshot, one column in stats.cpp's SQL output, one metric in
+// http_api.cpp's format_metrics(). test/http.sh fails while a column of
+// snowflake_stats has no metric.
+#pragma once
+
+#include "pure.hpp"
+
+#include "generator.hpp"
+#include "lease.hpp"
+
+#include <cstdint>
+
+namespace snowflake::core {
+
+struct StatsSnapshot {
+    int32_t worker_id = -1;               // worker_id (-1: unset, NULL in SQL)
+    int64_t epoch_unix_us = 0;            // epoch
+    uint64_t ids_issued = 0;              // ids_issued
+    int64_t last_ms = -1;                 // last_timestamp, id-space ms (-1: none, NULL)
+    Counters generator;                   // overflow_waits, clock_backwards_*, reservations, startup_waits
+    int64_t since_unix_us = 0;            // since
+    int64_t reserved_until_ms = -1;       // high_water_mark, id-space ms (-1: none, NULL)
+    uint64_t reservation_waits = 0;       // reservation_waits
+    uint64_t reservation_window_ms = 0;   // reservation_window_ms
+    uint64_t last_mark_write_ms = 0;      // last_mark_write_ms
+    LeaseState lease_state = LeaseState::Static;  // lease_state
+    int64_t lease_id = 0;                 // lease_id (0: none, NULL)
+    int64_t lease_deadline_unix_us = -1;  // lease_deadline (-1: none, NULL)
+    uint64_t lease_renewals = 0;          // lease_renewals
+    uint64_t lease_failures = 0;          // lease_failures
+    char lease_last_error[kLeaseErrorSize] = {};  // lease_last_error ("": NULL)
+    bool clock_known = false;             // clock_*: the kernel answered
+    bool clock_synchronized = false;      // clock_synchronized
+    int64_t clock_max_error_us = -1;      // clock_max_error_ms (-1: not reported, NULL)
+    int64_t clock_est_error_us = -1;      // clock_est_error_ms (-1: not reported, NULL)
+    uint64_t clock_health_refusals = 0;   // clock_health_refusals
+};
+
+}  // namespace snowflake::core

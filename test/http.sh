@@ -1,0 +1,629 @@
+#!/bin/bash
+# HTTP endpoint suite of snowflake (snowflake.http_listen): real servers on
+# loopback ports, real clients (curl, wrk, raw sockets from bash).
+#
+# Prints one line per check, "ok - ..." or "not ok - ..." (details on "#"
+# lines), and ends with "N passed, N failed"; exits non-zero on any failure.
+#
+#   1  every endpoint: /healthz, /v1/ids/batch (default, 100, 10000),
+#      /v1/uuids/batch, /v1/ids/{id} against snowflake_decode(), /metrics
+#      against snowflake_stats (every column has a metric, same values)
+#   2  every error: bad counts, bad ids, unknown paths, other methods; JSON
+#      bodies with a SQLSTATE code and a message
+#   3  ids from HTTP (curl with keep-alive, wrk) and SQL (pgbench) at the same
+#      time, all into one primary-key table: no conflict, all increasing per
+#      source
+#   4  snowflake.http_token: 401 without or with a wrong token, /healthz
+#      open, reload to change it, non-superusers cannot read it
+#   5  a few hundred malformed or hostile requests (bad paths and request
+#      lines, huge headers, slowloris, invalid counts, non-UTF-8 bytes):
+#      the worker answers throughout and afterwards, never restarted
+#   6  the clock behind the last id (libfaketime): /healthz and the batch 503
+#      with SF001, snowflake_ready 0; both recover
+#   7  a hot standby (pg_basebackup -R): /healthz and ids 503 with 25006,
+#      decoding works; 200 once promoted
+#   8  fast shutdown with open keep-alive connections and load: prompt, and
+#      the worker exits quietly
+#   9  no worker id: /healthz 503 (55000); a bad snowflake.http_listen stops
+#      the server at start, naming the setting
+#
+# Usage: test/http.sh [case number ...]   (default: every case_N below)
+# Needs root or the postgres user, curl, wrk, jq, pgbench, pg_basebackup,
+# libfaketime. KEEP_TMP=1 keeps the instances' directories (logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+FAULT_DIR=$PWD/test/fault
+. "$FAULT_DIR/lib.sh"
+
+SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-http.XXXXXX")
+BG_PIDS=()
+cleanup() {
+    local p
+    for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    pg_cleanup_all
+    rm -rf "$SHIM_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+umask 022
+
+for tool in curl wrk jq; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "not ok - $tool is installed (make deps)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
+ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: workers keep the real clock"
+
+# --- helpers ---------------------------------------------------------------
+
+# free_port: prints a TCP port nobody listens on now. Others may take it
+# before the server does: http_start tries again then.
+free_port() {
+    local p i used
+    used=" $(ss -Htln 2>/dev/null | awk '{ n = split($4, a, ":"); printf "%s ", a[n] }') "
+    for i in $(seq 1 50); do
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        [[ $used == *" $p "* ]] || { echo "$p"; return; }
+    done
+    echo $((20000 + RANDOM % 40000))
+}
+
+# http_listening DIR: the HTTP worker of DIR logged that it listens.
+http_listening() { grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$(cat "$1/http_port")" "$1/server.log" 2>/dev/null; }
+
+# http_start DIR [env...]: starts DIR with snowflake.http_listen on a free
+# loopback port (DIR/data/http.conf, DIR/http_port), under libfaketime, and
+# waits until the endpoint listens. Three attempts with other ports.
+http_start() {
+    local dir=$1 port attempt
+    for attempt in 1 2 3; do
+        port=$(free_port)
+        echo "$port" >"$dir/http_port"
+        printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$port" | as_pg tee "$dir/data/http.conf" >/dev/null
+        ft_start "$dir" || return 1
+        if wait_for "listening" 10 http_listening "$dir"; then return 0; fi
+        pg_stop "$dir"
+    done
+    return 1
+}
+
+# http_init DIR [conf lines...]: an instance with snowflake preloaded
+# (worker 7) that includes DIR/data/http.conf.
+http_init() {
+    local dir=$1; shift
+    pg_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7" \
+        "autovacuum = off" "log_min_messages = info" "include_if_exists = 'http.conf'" "$@"
+}
+
+# url DIR PATH (no process started: they are slow on a loaded machine)
+url() {
+    local port
+    read -r port <"$1/http_port"
+    echo "http://127.0.0.1:$port$2"
+}
+
+# req DIR PATH [curl args...]: sets CODE and BODY (and HDRS: the headers).
+req() {
+    local dir=$1 path=$2 out
+    shift 2
+    out=$(curl -s -m 10 -D "$SHIM_DIR/hdrs" -w '\n%{http_code}' "$@" "$(url "$dir" "$path")")
+    CODE=${out##*$'\n'}
+    BODY=${out%$'\n'*}
+    HDRS=$(tr -d '\r' <"$SHIM_DIR/hdrs" 2>/dev/null)
+}
+
+# json_is DESC FILTER WANT: jq FILTER of BODY.
+json_is() { is "$1" "$(jq -r "$2" <<<"$BODY" 2>&1)" "$3"; }
+
+# error_shape DESC STATUS CODE: CODE and BODY are an error with that status
+# and SQLSTATE, a JSON object with a non-empty message.
+error_shape() {
+    local got
+    got="$CODE $(jq -r 'if (.message | type) == "string" and (.message | length) > 0 then .code else "bad-shape" end' <<<"$BODY" 2>/dev/null || echo not-json)"
+    is "$1" "$got" "$2 $3"
+}
+
+# worker_pid DIR: pid of the HTTP worker.
+worker_pid() { pgrep -P "$(pg_postmaster_pid "$1")" -f 'snowflake HTTP endpoint' | head -1; }
+
+# increasing FILE: the numbers in FILE (one per line) strictly increase
+# (sort compares the digits: awk and jq would round ids above 2^53).
+increasing() { sort -C -n -u "$1"; }
+
+# -------------------------------------------------------------------------
+# Instance A (cases 1-6): worker 7, libfaketime, wal_level replica (case 7
+# takes a base backup of it).
+A=
+start_a() {
+    [ -n "$A" ] && return 0
+    A=$(pg_tmpdir)
+    http_init "$A" "wal_level = replica" "max_wal_senders = 4" "hot_standby = on" \
+        || { bail "instance A initialised"; A=; return 1; }
+    http_start "$A" || { bail "instance A started with the HTTP endpoint" "$(tail -5 "$A/server.log")"; A=; return 1; }
+    pg_val "$A" "CREATE EXTENSION snowflake" >/dev/null
+}
+
+case_1() {
+    echo "# case 1: every endpoint"
+    start_a || return
+    req "$A" /healthz
+    is "1: /healthz 200" "$CODE" 200
+    json_is "1: /healthz says ok" .status ok
+    like "1: JSON content type" "$HDRS" $'\n''Content-Type: application/json'
+    req "$A" /v1/ids/batch
+    is "1: /v1/ids/batch 200" "$CODE" 200
+    json_is "1: ... without count: one id, a JSON string" '.ids | map(type) | join(",")' string
+    req "$A" '/v1/ids/batch?count=100'
+    json_is "1: count=100: 100 ids" '.ids | length' 100
+    jq -r '.ids[]' <<<"$BODY" >"$SHIM_DIR/ids100"
+    check "1: ... strictly increasing" increasing "$SHIM_DIR/ids100"
+    is "1: ... all of worker 7, decoded in SQL" \
+        "$(pg_val "$A" "SELECT count(*) FILTER (WHERE snowflake_worker_id(x::bigint) = 7) FROM unnest(string_to_array('$(paste -sd, "$SHIM_DIR/ids100")', ',')) x")" 100
+    req "$A" '/v1/ids/batch?count=10000'
+    jq -r '.ids[]' <<<"$BODY" >"$SHIM_DIR/ids10000"
+    is "1: count=10000: 10000 ids" "$(wc -l <"$SHIM_DIR/ids10000")" 10000
+    check "1: ... strictly increasing" increasing "$SHIM_DIR/ids10000"
+    cmp_num "1: ... above the earlier batch" "$(head -1 "$SHIM_DIR/ids10000")" -gt "$(tail -1 "$SHIM_DIR/ids100")"
+    local sqlid
+    sqlid=$(pg_val "$A" "SELECT snowflake_nextval()")
+    cmp_num "1: an id from SQL after them is above them" "$sqlid" -gt "$(tail -1 "$SHIM_DIR/ids10000")"
+    req "$A" '/v1/ids/batch?count=1'
+    cmp_num "1: an id from HTTP after that is above it" "$(jq -r '.ids[0]' <<<"$BODY")" -gt "$sqlid"
+
+    req "$A" '/v1/uuids/batch?count=5'
+    is "1: /v1/uuids/batch 200" "$CODE" 200
+    json_is "1: ... 5 UUIDs, version 7, RFC variant" \
+        '[.uuids[] | select(test("^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"))] | length' 5
+    json_is "1: ... strictly increasing" '[.uuids as $u | range(1; $u | length) | select($u[.] <= $u[. - 1])] | length' 0
+    local u
+    u=$(jq -r '.uuids[0]' <<<"$BODY")
+    cmp_num "1: ... their time is now (uuidv7_timestamp within 5 s)" \
+        "$(pg_val "$A" "SELECT abs(extract(epoch FROM uuidv7_timestamp('$u') - clock_timestamp()))::int")" -le 5
+
+    req "$A" "/v1/ids/$sqlid"
+    is "1: /v1/ids/{id} 200" "$CODE" 200
+    is "1: ... the same as snowflake_decode()" \
+        "$(jq -r '[.id, .timestamp, .worker_id, .sequence] | join(" ")' <<<"$BODY")" \
+        "$(pg_val "$A" "SELECT '$sqlid ' || to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || worker_id || ' ' || sequence FROM snowflake_decode($sqlid)")"
+    req "$A" /v1/ids/0
+    json_is "1: /v1/ids/0 is the epoch" .timestamp 2025-01-01T00:00:00.000Z
+    req "$A" /v1/ids/9223372036854775807
+    json_is "1: /v1/ids/INT64_MAX decodes" '.worker_id, .sequence' $'1023\n4095'
+    req "$A" /v1/ids/123 -I
+    is "1: HEAD /v1/ids/{id} 200" "$CODE" 200
+
+    req "$A" /metrics
+    is "1: /metrics 200" "$CODE" 200
+    like "1: ... Prometheus text" "$HDRS" $'\n''Content-Type: text/plain; version=0.0.4'
+    local cols col missing=""
+    cols=$(pg_val "$A" "SELECT string_agg(attname, ' ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'snowflake_stats'::regclass AND attnum > 0")
+    for col in $cols; do
+        grep -q "(snowflake_stats\.$col)\$" <<<"$BODY" || missing="$missing $col"
+    done
+    is "1: every column of snowflake_stats has a metric (add one in format_metrics())" "${missing# }" ""
+    # docs/prometheus-queries.yaml (postgres_exporter): its query runs, and
+    # names every column too.
+    local yq
+    yq=$(sed -n '/^  query: |$/,/^  metrics:$/p' docs/prometheus-queries.yaml | sed '1d;$d')
+    is "1: docs/prometheus-queries.yaml: its query runs (one row)" "$(pg_psql "$A" -A -t -c "SELECT count(*) FROM ($yq) q" 2>&1)" 1
+    missing=""
+    for col in $cols; do
+        case $col in worker_id | epoch) grep -q "^    - $col:" docs/prometheus-queries.yaml ;; *) grep -q "(snowflake_stats\.$col)" docs/prometheus-queries.yaml ;; esac \
+            || missing="$missing $col"
+    done
+    is "1: ... and has every column of snowflake_stats" "${missing# }" ""
+    is "1: ... ids_issued_total equals snowflake_stats.ids_issued" \
+        "$(awk '$1 == "snowflake_ids_issued_total" { print $2 }' <<<"$BODY")" "$(pg_val "$A" "SELECT ids_issued FROM snowflake_stats")"
+    like "1: ... the worker id as a label" "$BODY" 'snowflake_info\{worker_id="7",epoch="2025-01-01T00:00:00.000Z"\} 1'
+    like "1: ... ready" "$BODY" $'\n''snowflake_ready 1'$'\n'
+    # Every sample line is NAME[{labels}] VALUE.
+    is "1: ... every line is a comment or a sample" \
+        "$(grep -v '^$' <<<"$BODY" | grep -vcE '^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+(\{[^}]*\})? -?[0-9.]+(e[-+]?[0-9]+)?)$')" 0
+}
+
+case_2() {
+    echo "# case 2: errors"
+    start_a || return
+    local c n=0 bad=""
+    for c in 0 10001 99999 100000 -1 +1 10abc abc 1e3 0x10 1.5 '' '%20' '%FF' 99999999999999999999; do
+        req "$A" "/v1/ids/batch?count=$c"
+        n=$((n + 1))
+        [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22023 ] || bad="$bad [$c: $CODE]"
+    done
+    req "$A" '/v1/ids/batch?count'
+    [ "$CODE" = 400 ] || bad="$bad [count without =: $CODE]"
+    req "$A" '/v1/ids/batch?count=1&count=2'
+    [ "$CODE" = 400 ] || bad="$bad [count twice: $CODE]"
+    req "$A" '/v1/uuids/batch?count=0'
+    [ "$CODE" = 400 ] || bad="$bad [uuids count=0: $CODE]"
+    is "2: $((n + 3)) bad counts: 400, code 22023" "$bad" ""
+    req "$A" '/v1/ids/batch?count=0'
+    error_shape "2: ... a JSON error with a code and a message" 400 22023
+    like "2: ... and a hint" "$(jq -r .hint <<<"$BODY")" '.'
+    req "$A" '/v1/ids/batch?count=5&other=x'
+    json_is "2: other query parameters are ignored" '.ids | length' 5
+
+    bad=""
+    for c in abc -1 9223372036854775808 18446744073709551616 1a '%FF' 1.0 '%201' '1%2F2'; do
+        req "$A" "/v1/ids/$c"
+        [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22P02 ] || bad="$bad [$c: $CODE]"
+    done
+    req "$A" "/v1/ids/"
+    [ "$CODE" = 400 ] || bad="$bad [empty: $CODE]"
+    is "2: bad ids: 400, code 22P02" "$bad" ""
+
+    bad=""
+    for c in / /v1 /v1/ids /v2/ids/batch /healthz/ /metrics/x /V1/ids/batch /v1/uuids/1 '/%FF%FE'; do
+        req "$A" "$c"
+        [ "$CODE" = 404 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 42704 ] || bad="$bad [$c: $CODE]"
+    done
+    is "2: unknown paths: 404, code 42704" "$bad" ""
+
+    bad=""
+    for c in POST PUT DELETE PATCH OPTIONS; do
+        req "$A" /v1/ids/batch -X "$c"
+        [ "$CODE" = 405 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 0A000 ] || bad="$bad [$c: $CODE]"
+    done
+    req "$A" /v1/ids/batch -X POST -d 'count=5'
+    [ "$CODE" = 405 ] || bad="$bad [POST with a body: $CODE]"
+    is "2: other methods: 405, code 0A000" "$bad" ""
+    like "2: ... with an Allow header" "$HDRS" $'\n''Allow: GET'
+    req "$A" /v1/ids/batch -I
+    is "2: HEAD on a batch (would use up ids): 405" "$CODE" 405
+    req "$A" /healthz -I
+    is "2: HEAD /healthz: 200" "$CODE" 200
+}
+
+case_3() {
+    echo "# case 3: ids from HTTP and SQL into one primary-key table"
+    start_a || return
+    pg_val "$A" "CREATE TABLE mixed (id bigint PRIMARY KEY, src text NOT NULL)" >/dev/null
+    echo "INSERT INTO mixed SELECT x, 'sql' FROM snowflake_nextval_batch(100) x;" >"$SHIM_DIR/ins.sql"
+    chmod 644 "$SHIM_DIR/ins.sql"
+    as_pg "$PGBIN/pgbench" -n -h "$A" -p "$PG_PORT" -U postgres -c 2 -j 2 -T 4 -f "$SHIM_DIR/ins.sql" postgres \
+        >"$SHIM_DIR/pgbench.out" 2>&1 &
+    local pgb=$!
+    # Three curl processes, each one connection kept alive for 60 requests.
+    local k i urls=() u
+    u=$(url "$A" '/v1/ids/batch?count=500')
+    for i in $(seq 1 60); do urls+=("$u"); done
+    for k in 1 2 3; do
+        curl -s -m 60 "${urls[@]}" >"$SHIM_DIR/curl$k.out" &
+        BG_PIDS+=($!)
+    done
+    # And wrk, whose ids are counted (not kept) through ids_issued.
+    wrk -t1 -c2 -d3s "$(url "$A" '/v1/ids/batch?count=100')" >"$SHIM_DIR/wrk3.out" 2>&1
+    wait "${BG_PIDS[@]}"
+    BG_PIDS=()
+    wait "$pgb"
+    is "3: pgbench ran without error" "$?" 0
+    is "3: wrk got no error answer" "$(grep -c 'Non-2xx' "$SHIM_DIR/wrk3.out")" 0
+    for k in 1 2 3; do
+        jq -r '.ids[]' "$SHIM_DIR/curl$k.out" >"$SHIM_DIR/http$k.ids"
+        is "3: curl $k: 60 batches of 500 over one connection" "$(wc -l <"$SHIM_DIR/http$k.ids")" 30000
+        check "3: curl $k: ids strictly increasing" increasing "$SHIM_DIR/http$k.ids"
+    done
+    cat "$SHIM_DIR"/http[123].ids | sed 's/$/\thttp/' >"$SHIM_DIR/http.tsv"
+    chmod 644 "$SHIM_DIR/http.tsv"
+    local out
+    out=$(pg_psql "$A" -c "\\copy mixed FROM '$SHIM_DIR/http.tsv'" 2>&1)
+    is "3: the HTTP ids go into the table the SQL ids are in: no conflict" "$out" ""
+    is "3: ... every id there, none twice" \
+        "$(pg_val "$A" "SELECT count(*) FILTER (WHERE src = 'http') || ' ' || (count(*) - count(DISTINCT id))  FROM mixed")" "90000 0"
+    cmp_num "3: ... and the SQL ids" "$(pg_val "$A" "SELECT count(*) FROM mixed WHERE src = 'sql'")" -gt 0
+    is "3: ... all of worker 7" "$(pg_val "$A" "SELECT count(*) FROM mixed WHERE snowflake_worker_id(id) <> 7")" 0
+}
+
+case_4() {
+    echo "# case 4: snowflake.http_token"
+    start_a || return
+    pg_val "$A" "ALTER SYSTEM SET snowflake.http_token = 's3cret-token'" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$A" '/v1/ids/batch?count=2'
+    error_shape "4: no token: 401, code 28000" 401 28000
+    like "4: ... WWW-Authenticate: Bearer" "$HDRS" $'\n''WWW-Authenticate: Bearer'
+    req "$A" '/v1/ids/batch?count=2' -H 'Authorization: Bearer wrong'
+    is "4: a wrong token: 401" "$CODE" 401
+    req "$A" '/v1/ids/batch?count=2' -H 'Authorization: Bearer s3cret-toke'
+    is "4: a prefix of the token: 401" "$CODE" 401
+    req "$A" '/v1/ids/batch?count=2' -H 'Authorization: Basic czNjcmV0LXRva2Vu'
+    is "4: another scheme: 401" "$CODE" 401
+    req "$A" '/v1/ids/batch?count=2' -H 'Authorization: Bearer s3cret-token'
+    is "4: the token: 200" "$CODE" 200
+    json_is "4: ... ids" '.ids | length' 2
+    req "$A" /metrics
+    is "4: /metrics needs it too" "$CODE" 401
+    req "$A" /nope
+    is "4: an unknown path without it: 401 (nothing is revealed)" "$CODE" 401
+    req "$A" /healthz
+    is "4: /healthz does not" "$CODE" 200
+    pg_val "$A" "CREATE ROLE plain LOGIN" >/dev/null
+    like "4: a non-superuser cannot read the token" \
+        "$(pg_psql "$A" -A -t -c "SET ROLE plain" -c "SHOW snowflake.http_token" 2>&1)" 'permission denied|must be superuser'
+    is "4: ... nor see it in pg_settings" \
+        "$(pg_val "$A" "SET ROLE plain; SELECT count(*) FROM pg_settings WHERE name = 'snowflake.http_token'")" 0
+    pg_val "$A" "ALTER SYSTEM RESET snowflake.http_token" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$A" '/v1/ids/batch?count=2'
+    is "4: reset and reloaded: no token needed" "$CODE" 200
+}
+
+# raw_send DIR BYTES [TIMEOUT]: sends BYTES (printf format) on a new
+# connection and prints the status line of the answer (empty if the
+# connection was closed or nothing came within TIMEOUT seconds, default 2).
+raw_send() {
+    (
+        trap '' PIPE   # the server may close before everything is written
+        read -r port <"$1/http_port"
+        exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || { echo connect-failed; exit 0; }
+        # shellcheck disable=SC2059
+        printf "$2" >&3 2>/dev/null
+        line=""
+        IFS= read -r -t "${3:-2}" line <&3
+        echo "${line%$'\r'}"
+    )
+}
+
+case_5() {
+    echo "# case 5: malformed and hostile requests"
+    start_a || return
+    local wpid n=0 status bad=0 i
+    T5=$(real_now)
+    wpid=$(worker_pid "$A")
+    # Slowloris: 20 connections that send a header line every 0.3 s for 4 s.
+    for i in $(seq 1 20); do
+        (
+            trap '' PIPE
+            exec 3<>"/dev/tcp/127.0.0.1/$(cat "$A/http_port")" || exit 0
+            printf 'GET /v1/ids/batch HTTP/1.1\r\nHost: x\r\n' >&3
+            for _ in $(seq 1 13); do sleep 0.3; printf 'X-Slow: 1\r\n' >&3 2>/dev/null || exit 0; done
+        ) &
+        BG_PIDS+=($!)
+    done
+    sleep 0.3
+    # Requests that must get an HTTP error or be closed, never crash or hang
+    # the worker.
+    local reqs=(
+        'GARBAGE\r\n\r\n'
+        'GET\r\n\r\n'
+        'GET /healthz\r\n\r\n'
+        'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /\xc0\xaf HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/batch?count=\xff HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/batch?count=%%00 HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/%%00 HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'
+        'POST /v1/ids/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\nabc'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'
+        'GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /v1/ids/batch?count=10000&count=10000 HTTP/1.1\r\nHost: x\r\n\r\n'
+    )
+    local r
+    for i in $(seq 1 4); do
+        for r in "${reqs[@]}"; do
+            status=$(raw_send "$A" "$r")
+            n=$((n + 1))
+            case $status in
+                "HTTP/1."[01]" "[45]*|"") ;;          # an error, or closed
+                *) bad=$((bad + 1)); echo "#   '$r' -> '$status'" ;;
+            esac
+        done
+    done
+    # Binary garbage: no answer (libmicrohttpd waits for a request line
+    # until the idle timeout), nothing else.
+    status=$(raw_send "$A" '\x00\x01\x02\x03\r\n\r\n' 1)
+    n=$((n + 1))
+    [ -z "$status" ] || [[ $status == "HTTP/1."[01]" "[45]* ]] || bad=$((bad + 1))
+    is "5: $n malformed requests: each an HTTP 4xx/5xx or a closed connection" "$bad" 0
+    echo "# raw requests done after $(elapsed_since "$T5") s"
+    # Huge headers: one 64 KiB header, and 2,000 small ones.
+    local big
+    big=$(head -c 65536 /dev/zero | tr '\0' 'a')
+    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: $big\r\n\r\n")
+    like "5: a 64 KiB header: refused (431/413/400) or closed" "$status" '^(HTTP/1.1 4[0-9][0-9]|)'
+    local many=""
+    for i in $(seq 1 2000); do many="${many}X-H$i: v\r\n"; done
+    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: x\r\n${many}\r\n")
+    like "5: 2,000 headers: refused or closed" "$status" '^(HTTP/1.1 4[0-9][0-9]|)'
+    local longpath
+    longpath=$(head -c 40000 /dev/zero | tr '\0' 'x')
+    req "$A" "/v1/ids/$longpath"
+    like "5: a 40 KB path: 4xx" "$CODE" '^4'
+    echo "# huge requests done after $(elapsed_since "$T5") s"
+    # Invalid counts through curl, 200 of them on one kept-alive connection.
+    local urls=() base
+    base=$(url "$A" "/v1/ids/batch?count=")
+    for i in $(seq 1 200); do
+        urls+=(-o /dev/null "$base$((RANDOM % 2 == 0 ? 10001 + RANDOM : -RANDOM))")
+    done
+    is "5: 200 invalid counts on one connection: 400 each" \
+        "$(curl -s -m 30 -w '%{http_code}\n' "${urls[@]}" | sort | uniq -c | awk '{ print $2 " x" $1 }')" "400 x200"
+    n=$((n + 200))
+    # Bad and non-UTF-8 paths through curl, 100 on one connection.
+    local paths=('/v1/ids/%FF%FE' '/%C0%AF' '/v1/ids/batch%00' '/v1/%E2%82' '/%ED%A0%80' '/v1/ids/1%0A2'
+                 '/v1/uuids/batch/..' '/metrics%3F' '/healthz%20' '/v1/ids/%2B1')
+    base=$(url "$A" "")
+    urls=()
+    for i in $(seq 1 10); do
+        for r in "${paths[@]}"; do urls+=(-o /dev/null "$base$r"); done
+    done
+    is "5: 100 bad or non-UTF-8 paths on one connection: 400 or 404 each" \
+        "$(curl -s -m 30 --path-as-is -w '%{http_code}\n' "${urls[@]}" | grep -cvE '^(400|404)$')" 0
+    n=$((n + 100))
+    echo "# counts and paths done after $(elapsed_since "$T5") s"
+    # While the slowloris connections are still open, ordinary requests
+    # are answered at once.
+    local t0
+    t0=$(real_now)
+    req "$A" '/v1/ids/batch?count=3'
+    is "5: during the slowloris, a request is answered" "$CODE" 200
+    cmp_num "5: ... within 1 s (ms)" "$(elapsed_since "$t0" | tr -d .)" -lt 1000
+    wait "${BG_PIDS[@]}" 2>/dev/null
+    BG_PIDS=()
+    req "$A" '/v1/ids/batch?count=3'
+    is "5: after all of it, the worker answers" "$CODE" 200
+    json_is "5: ... with ids" '.ids | length' 3
+    is "5: ... the same worker process (never restarted)" "$(worker_pid "$A")" "$wpid"
+    is "5: no crash in the server log" "$(grep -cE 'terminated by signal|PANIC|exited with exit code' "$A/server.log")" 0
+    # More connections than the limit (64): the excess is refused, the
+    # worker goes on.
+    wrk -t1 -c100 -d2s "$(url "$A" /healthz)" >"$SHIM_DIR/wrk5.out" 2>&1
+    req "$A" /healthz
+    is "5: after 100 connections at once (limit 64), /healthz answers" "$CODE" 200
+    is "5: ... the same worker process" "$(worker_pid "$A")" "$wpid"
+}
+
+case_6() {
+    echo "# case 6: the clock behind the last id (libfaketime)"
+    start_a || return
+    req "$A" '/v1/ids/batch?count=10'
+    local last
+    last=$(jq -r '.ids[-1]' <<<"$BODY")
+    ft_shift "$A" -5
+    req "$A" /healthz
+    is "6: clock 5 s back: /healthz 503" "$CODE" 503
+    json_is "6: ... code SF001" .code SF001
+    like "6: ... the reason names the distance" "$(jq -r .reason <<<"$BODY")" 'system clock is [0-9]+ ms behind the last id'
+    req "$A" '/v1/ids/batch?count=10'
+    error_shape "6: /v1/ids/batch: 503, code SF001" 503 SF001
+    like "6: ... the SQL error's message" "$(jq -r .message <<<"$BODY")" '^system clock moved backwards by [0-9]+ ms$'
+    like "6: ... and its hint" "$(jq -r .hint <<<"$BODY")" 'ids resume when the clock reaches'
+    like "6: ... and its detail" "$(jq -r .detail <<<"$BODY")" 'snowflake.clock_tolerance_ms is 5'
+    req "$A" /metrics
+    like "6: /metrics: snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
+    like "6: ... clock behind the last id, in seconds" "$BODY" $'\n''snowflake_clock_behind_last_id_seconds [1-5](\.[0-9]+)?'$'\n'
+    is "6: SQL refuses too" "$(pg_psql "$A" -A -t -c "\\set VERBOSITY verbose" -c "SELECT snowflake_nextval()" 2>&1 | grep -c 'ERROR:  SF001')" 1
+    ft_set "$A" 0
+    wait_for "ready" 5 sh -c "curl -s -o /dev/null -w '%{http_code}' '$(url "$A" /healthz)' | grep -q 200"
+    req "$A" /healthz
+    is "6: the clock back: /healthz 200" "$CODE" 200
+    req "$A" '/v1/ids/batch?count=10'
+    is "6: ... ids again" "$CODE" 200
+    cmp_num "6: ... above the last one before" "$(jq -r '.ids[0]' <<<"$BODY")" -gt "$last"
+}
+
+case_7() {
+    echo "# case 7: hot standby"
+    start_a || return
+    local S
+    S=$(pg_tmpdir)
+    if ! as_pg "$PGBIN/pg_basebackup" -h "$A" -p "$PG_PORT" -U postgres -D "$S/data" -R -X stream -c fast \
+            >"$S/basebackup.log" 2>&1; then
+        bail "7: pg_basebackup -R" "$(tail -5 "$S/basebackup.log")"; return
+    fi
+    pg_conf "$S" "unix_socket_directories = '$S'"
+    ft_set "$S" 0
+    http_start "$S" || { bail "7: standby started with the HTTP endpoint" "$(tail -10 "$S/server.log")"; return; }
+    is "7: the standby is in recovery" "$(pg_val "$S" "SELECT pg_is_in_recovery()")" t
+    req "$S" /healthz
+    is "7: standby: /healthz 503" "$CODE" 503
+    json_is "7: ... code 25006, recovery" '.code + " " + .reason' "25006 cannot issue snowflake ids during recovery"
+    req "$S" '/v1/ids/batch?count=5'
+    error_shape "7: standby: /v1/ids/batch 503, code 25006" 503 25006
+    like "7: ... the SQL error's hint" "$(jq -r .hint <<<"$BODY")" 'Issue ids on the primary'
+    req "$S" /v1/ids/252752938651381760
+    is "7: standby: decoding works" "$CODE" 200
+    req "$S" '/v1/uuids/batch?count=2'
+    is "7: standby: UUIDs work" "$CODE" 200
+    req "$S" /metrics
+    like "7: standby: /metrics, snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
+    is "7: pg_promote()" "$(pg_val "$S" "SELECT pg_promote(true, 60)")" t
+    req "$S" /healthz
+    is "7: promoted: /healthz 200" "$CODE" 200
+    req "$S" '/v1/ids/batch?count=5'
+    is "7: promoted: ids" "$CODE" 200
+    pg_stop "$S"
+}
+
+case_8() {
+    echo "# case 8: fast shutdown with open keep-alive connections"
+    local B i t0 took
+    B=$(pg_tmpdir)
+    http_init "$B" || { bail "8: initialised"; return; }
+    http_start "$B" || { bail "8: started" "$(tail -5 "$B/server.log")"; return; }
+    # Ten connections kept alive after one request each, and wrk's load.
+    for i in $(seq 1 10); do
+        (
+            exec 3<>"/dev/tcp/127.0.0.1/$(cat "$B/http_port")" || exit 0
+            printf 'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\n\r\n' >&3
+            sleep 30
+        ) &
+        BG_PIDS+=($!)
+    done
+    wrk -t1 -c4 -d20s "$(url "$B" '/v1/ids/batch?count=100')" >/dev/null 2>&1 &
+    BG_PIDS+=($!)
+    sleep 1.5
+    cmp_num "8: connections open" "$(ss -Htn state established "( sport = :$(cat "$B/http_port") )" | wc -l)" -ge 10
+    t0=$(real_now)
+    as_pg "$PGBIN/pg_ctl" -D "$B/data" -m fast -w -t 60 stop >/dev/null 2>&1
+    took=$(elapsed_since "$t0")
+    check "8: pg_ctl stop -m fast returned within 5 s (took ${took} s)" fcmp "$took" '<' 5
+    is "8: the HTTP worker exited quietly (no error, no exit code 1)" \
+        "$(grep -cE 'snowflake HTTP endpoint.*exited with exit code|ERROR|FATAL' "$B/server.log")" 0
+    local p
+    for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    wait "${BG_PIDS[@]}" 2>/dev/null
+    BG_PIDS=()
+    pg_reap "$B"
+}
+
+case_9() {
+    echo "# case 9: no worker id; a bad snowflake.http_listen"
+    local C v
+    C=$(pg_tmpdir)
+    pg_init "$C" "shared_preload_libraries = 'snowflake'" "include_if_exists = 'http.conf'" \
+        || { bail "9: initialised"; return; }
+    http_start "$C" || { bail "9: started" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /healthz
+    is "9: no worker id: /healthz 503" "$CODE" 503
+    json_is "9: ... 55000, the SQL error's message" '.code + " " + .reason' "55000 snowflake.worker_id is not set"
+    req "$C" /metrics
+    like "9: /metrics: worker_id label empty" "$BODY" 'snowflake_info\{worker_id="",'
+    like "9: ... snowflake_worker_id -1" "$BODY" $'\n''snowflake_worker_id -1'$'\n'
+    pg_stop "$C"
+    for v in '127.0.0.1:0' 'example.com:80' '::1:80'; do
+        printf "snowflake.http_listen = '%s'\n" "$v" | as_pg tee "$C/data/http.conf" >/dev/null
+        if pg_start "$C"; then
+            not_ok "9: http_listen '$v': the server refuses to start"
+            pg_stop "$C"
+        else
+            like "9: http_listen '$v': the server refuses to start, naming the setting" \
+                "$(grep FATAL "$C/server.log" | tail -1)" 'invalid value for parameter "snowflake.http_listen"'
+        fi
+    done
+}
+
+# The cases are the case_N functions defined above; arguments pick some.
+mapfile -t CASES < <(declare -F | sed -n 's/^declare -f case_\([0-9][0-9]*\)$/\1/p' | sort -n)
+WANT=" ${*:-${CASES[*]}} "
+want() { [[ $WANT == *" $1 "* ]]; }
+for c in $WANT; do
+    declare -F "case_$c" >/dev/null || { echo "unknown case: $c (defined: ${CASES[*]})" >&2; exit 2; }
+done
+
+START=$(real_now)
+for c in "${CASES[@]}"; do
+    if want "$c"; then
+        t=$(real_now)
+        "case_$c"
+        echo "# case $c took $(elapsed_since "$t") s"
+    fi
+done
+pg_cleanup_all
+
+echo "# http suite took $(elapsed_since "$START") s"
+if [ "$T_FAILED" -gt 0 ]; then
+    printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
+fi
+echo "$T_PASSED passed, $T_FAILED failed"
+[ "$T_FAILED" -eq 0 ]

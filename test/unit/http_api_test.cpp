@@ -1,0 +1,290 @@
+// The HTTP endpoint's pure decisions and formats (core/http_api.hpp).
+#include "core/http_api.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+using namespace snowflake::core;
+using namespace snowflake::core::http;
+
+TEST(HttpRoute, Paths) {
+    EXPECT_EQ(route("GET", "/v1/ids/batch").endpoint, Endpoint::IdsBatch);
+    EXPECT_EQ(route("GET", "/v1/uuids/batch").endpoint, Endpoint::UuidsBatch);
+    EXPECT_EQ(route("GET", "/healthz").endpoint, Endpoint::Healthz);
+    EXPECT_EQ(route("GET", "/metrics").endpoint, Endpoint::Metrics);
+    const Route r = route("GET", "/v1/ids/123");
+    EXPECT_EQ(r.endpoint, Endpoint::IdDecode);
+    EXPECT_STREQ(r.id_text, "123");
+    EXPECT_EQ(route("GET", "/v1/ids/").endpoint, Endpoint::IdDecode);
+    for (const char* p : {"/", "", "/v1", "/v1/ids", "/v1/uuids", "/v1/uuids/1", "/healthz/", "/metrics/x",
+                          "/V1/ids/batch", "//v1/ids/batch", "/v2/ids/batch"})
+        EXPECT_EQ(route("GET", p).endpoint, Endpoint::NotFound) << p;
+    EXPECT_EQ(route(nullptr, "/healthz").endpoint, Endpoint::NotFound);
+}
+
+TEST(HttpRoute, Methods) {
+    EXPECT_TRUE(route("GET", "/healthz").method_allowed);
+    EXPECT_TRUE(route("HEAD", "/healthz").method_allowed);
+    EXPECT_TRUE(route("HEAD", "/metrics").method_allowed);
+    EXPECT_TRUE(route("HEAD", "/v1/ids/1").method_allowed);
+    // A HEAD would use up ids nobody reads.
+    EXPECT_FALSE(route("HEAD", "/v1/ids/batch").method_allowed);
+    EXPECT_FALSE(route("HEAD", "/v1/uuids/batch").method_allowed);
+    EXPECT_STREQ(allowed_methods(Endpoint::IdsBatch), "GET");
+    EXPECT_STREQ(allowed_methods(Endpoint::Healthz), "GET, HEAD");
+    for (const char* m : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS", "get", "TRACE"})
+        EXPECT_FALSE(route(m, "/v1/ids/batch").method_allowed) << m;
+}
+
+TEST(HttpRoute, Token) {
+    EXPECT_FALSE(needs_token(Endpoint::Healthz));
+    EXPECT_TRUE(needs_token(Endpoint::Metrics));
+    EXPECT_TRUE(needs_token(Endpoint::IdsBatch));
+    EXPECT_TRUE(needs_token(Endpoint::NotFound));
+}
+
+TEST(HttpCount, Accepted) {
+    int32_t n = 0;
+    EXPECT_TRUE(parse_count(0, nullptr, &n));
+    EXPECT_EQ(n, 1);
+    EXPECT_TRUE(parse_count(1, "1", &n));
+    EXPECT_EQ(n, 1);
+    EXPECT_TRUE(parse_count(1, "100", &n));
+    EXPECT_EQ(n, 100);
+    EXPECT_TRUE(parse_count(1, "10000", &n));
+    EXPECT_EQ(n, 10000);
+    EXPECT_TRUE(parse_count(1, "007", &n));
+    EXPECT_EQ(n, 7);
+}
+
+TEST(HttpCount, Refused) {
+    for (const char* v : {"", "0", "10001", "99999", "100000", "-1", "+1", " 1", "1 ", "10abc", "abc",
+                          "1e3", "0x10", "1.0", "99999999999999999999", "\xff", "１"}) {
+        int32_t n = 42;
+        EXPECT_FALSE(parse_count(1, v, &n)) << v;
+        EXPECT_EQ(n, 42);
+    }
+    int32_t n = 0;
+    EXPECT_FALSE(parse_count(1, nullptr, &n));  // "?count"
+    EXPECT_FALSE(parse_count(2, "1", &n));      // "?count=1&count=2"
+}
+
+TEST(HttpId, Parse) {
+    int64_t id = 0;
+    EXPECT_TRUE(parse_id("0", &id));
+    EXPECT_EQ(id, 0);
+    EXPECT_TRUE(parse_id("252752938651381760", &id));
+    EXPECT_EQ(id, 252752938651381760);
+    EXPECT_TRUE(parse_id("9223372036854775807", &id));
+    EXPECT_EQ(id, INT64_MAX);
+    for (const char* v : {"", "9223372036854775808", "18446744073709551615", "99999999999999999999",
+                          "-1", "+1", "1a", "a", " 1", "1/2", "12345678901234567890123"})
+        EXPECT_FALSE(parse_id(v, &id)) << v;
+    EXPECT_FALSE(parse_id(nullptr, &id));
+}
+
+TEST(HttpToken, Bearer) {
+    EXPECT_TRUE(bearer_ok(nullptr, ""));
+    EXPECT_TRUE(bearer_ok("anything", nullptr));
+    EXPECT_TRUE(bearer_ok("Bearer s3cret", "s3cret"));
+    EXPECT_TRUE(bearer_ok("bearer s3cret", "s3cret"));
+    EXPECT_TRUE(bearer_ok("BEARER   s3cret", "s3cret"));
+    EXPECT_FALSE(bearer_ok(nullptr, "s3cret"));
+    EXPECT_FALSE(bearer_ok("", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearer", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearer ", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearer s3cre", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearer s3crett", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearer S3cret", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Basic czNjcmV0", "s3cret"));
+    EXPECT_FALSE(bearer_ok("s3cret", "s3cret"));
+    EXPECT_FALSE(bearer_ok("Bearers3cret", "s3cret"));
+}
+
+TEST(HttpJson, Ids) {
+    const int64_t ids[] = {1, 252752938651381760, INT64_MAX};
+    char buf[ids_json_capacity(3)];
+    const size_t n = format_ids_json(buf, sizeof(buf), ids, 3);
+    EXPECT_EQ(std::string(buf, n), "{\"ids\":[\"1\",\"252752938651381760\",\"9223372036854775807\"]}");
+    // The capacity holds the longest ids.
+    std::vector<int64_t> big(kMaxCount, INT64_MAX);
+    std::vector<char> out(ids_json_capacity(kMaxCount));
+    EXPECT_GT(format_ids_json(out.data(), out.size(), big.data(), kMaxCount), 0u);
+    // Too small: nothing, not a truncated document.
+    char small[10];
+    EXPECT_EQ(format_ids_json(small, sizeof(small), ids, 3), 0u);
+}
+
+TEST(HttpJson, IdsRunsAndCarries) {
+    // Consecutive runs (text incremented in place) across carries, gaps,
+    // and runs that end: the same text as formatting each id.
+    std::vector<int64_t> ids;
+    for (int64_t v : {int64_t{0}, int64_t{7}, int64_t{97}, int64_t{995}, int64_t{999999}, int64_t{252752938651381755},
+                      INT64_MAX - 3})
+        for (int k = 0; k < 6 && k <= INT64_MAX - v; k++) ids.push_back(v + k);
+    ids.push_back(5);  // a step back: formatted afresh
+    ids.push_back(6);
+    std::string want = "{\"ids\":[";
+    for (size_t i = 0; i < ids.size(); i++) want += (i > 0 ? ",\"" : "\"") + std::to_string(ids[i]) + "\"";
+    want += "]}";
+    const auto count = static_cast<int32_t>(ids.size());
+    std::vector<char> out(ids_json_capacity(count));
+    const size_t n = format_ids_json(out.data(), out.size(), ids.data(), count);
+    EXPECT_EQ(std::string(out.data(), n), want);
+    // An empty batch is a valid document.
+    char empty[ids_json_capacity(0)];
+    EXPECT_EQ(std::string(empty, format_ids_json(empty, sizeof(empty), nullptr, 0)), "{\"ids\":[]}");
+}
+
+TEST(HttpJson, Uuids) {
+    Uuid u{};
+    for (int i = 0; i < 16; i++) u.bytes[i] = static_cast<uint8_t>(i * 17);
+    char text[37];
+    format_uuid(text, u);
+    EXPECT_STREQ(text, "00112233-4455-6677-8899-aabbccddeeff");
+    Uuid two[2] = {u, u};
+    char buf[uuids_json_capacity(2)];
+    const size_t n = format_uuids_json(buf, sizeof(buf), two, 2);
+    EXPECT_EQ(std::string(buf, n),
+              "{\"uuids\":[\"00112233-4455-6677-8899-aabbccddeeff\",\"00112233-4455-6677-8899-aabbccddeeff\"]}");
+}
+
+TEST(HttpJson, Decoded) {
+    // An id under the default epoch 2025-01-01.
+    const int64_t epoch_ms = 1735689600000;
+    const int64_t id = compose(60260000497, 7, 5);
+    char buf[200];
+    const size_t n = format_decoded_json(buf, sizeof(buf), id, epoch_ms);
+    EXPECT_EQ(std::string(buf, n), "{\"id\":\"" + std::to_string(id) +
+                                       "\",\"timestamp\":\"2026-11-29T10:53:20.497Z\",\"worker_id\":7,"
+                                       "\"sequence\":5}");
+}
+
+TEST(HttpJson, Rfc3339) {
+    char buf[40];
+    ASSERT_GT(format_rfc3339_ms(buf, sizeof(buf), 0), 0u);
+    EXPECT_STREQ(buf, "1970-01-01T00:00:00.000Z");
+    ASSERT_GT(format_rfc3339_ms(buf, sizeof(buf), -1), 0u);
+    EXPECT_STREQ(buf, "1969-12-31T23:59:59.999Z");
+    ASSERT_GT(format_rfc3339_ms(buf, sizeof(buf), 1735689600000 + 86399999), 0u);
+    EXPECT_STREQ(buf, "2025-01-01T23:59:59.999Z");
+    ASSERT_GT(format_rfc3339_ms(buf, sizeof(buf), 951782400050), 0u);
+    EXPECT_STREQ(buf, "2000-02-29T00:00:00.050Z");
+}
+
+TEST(HttpJson, ErrorEscapes) {
+    char buf[300];
+    size_t n = format_error_json(buf, sizeof(buf), "SF001", "a \"quoted\" \\ back\nslash", nullptr, nullptr);
+    EXPECT_EQ(std::string(buf, n), "{\"code\":\"SF001\",\"message\":\"a \\\"quoted\\\" \\\\ back\\u000aslash\"}");
+    n = format_error_json(buf, sizeof(buf), "22023", "m", "", "h");
+    EXPECT_EQ(std::string(buf, n), "{\"code\":\"22023\",\"message\":\"m\",\"hint\":\"h\"}");
+    n = format_error_json(buf, sizeof(buf), "SF001", "m", "d", "h");
+    EXPECT_EQ(std::string(buf, n), "{\"code\":\"SF001\",\"message\":\"m\",\"detail\":\"d\",\"hint\":\"h\"}");
+    // Valid UTF-8 passes; invalid bytes, overlong forms and surrogates become U+FFFD.
+    n = format_error_json(buf, sizeof(buf), "x", "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", nullptr, "");
+    EXPECT_EQ(std::string(buf, n), "{\"code\":\"x\",\"message\":\"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}");
+    n = format_error_json(buf, sizeof(buf), "x", "\xff\xc0\xaf\xed\xa0\x80\xc3", nullptr, nullptr);
+    EXPECT_EQ(std::string(buf, n),
+              "{\"code\":\"x\",\"message\":\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"}");
+}
+
+TEST(HttpJson, Health) {
+    char buf[200];
+    size_t n = format_health_json(buf, sizeof(buf), true, nullptr, nullptr);
+    EXPECT_EQ(std::string(buf, n), "{\"status\":\"ok\"}");
+    n = format_health_json(buf, sizeof(buf), false, "25006", "recovery");
+    EXPECT_EQ(std::string(buf, n), "{\"status\":\"unavailable\",\"code\":\"25006\",\"reason\":\"recovery\"}");
+}
+
+TEST(HttpMetrics, EveryColumnAndNulls) {
+    StatsSnapshot s;
+    s.worker_id = 7;
+    s.epoch_unix_us = 1735689600000000;
+    s.ids_issued = 12345;
+    s.last_ms = 1500;
+    s.generator.overflow_waits = 3;
+    s.generator.clock_backwards_max_ms = 12;
+    s.since_unix_us = 1735689600000000;
+    s.reserved_until_ms = -1;
+    s.reservation_window_ms = 1000;
+    Health h;
+    h.ready = true;
+    h.now_ms = 1000;
+    std::vector<char> buf(16384);
+    const size_t n = format_metrics(buf.data(), buf.size(), s, h);
+    ASSERT_GT(n, 0u);
+    const std::string text(buf.data(), n);
+    for (const char* col : {"worker_id", "epoch", "ids_issued", "last_timestamp", "overflow_waits",
+                            "clock_backwards_events", "clock_backwards_max_ms", "clock_backwards_errors",
+                            "since", "high_water_mark", "reservations", "reservation_waits",
+                            "startup_waits", "reservation_window_ms", "last_mark_write_ms",
+                            "lease_state", "lease_id", "lease_deadline", "lease_renewals",
+                            "lease_failures", "lease_last_error", "clock_synchronized",
+                            "clock_max_error_ms", "clock_est_error_ms", "clock_health_refusals"})
+        EXPECT_NE(text.find(std::string("(snowflake_stats.") + col + ")"), std::string::npos) << col;
+    EXPECT_NE(text.find("snowflake_info{worker_id=\"7\",epoch=\"2025-01-01T00:00:00.000Z\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_ids_issued_total 12345\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_last_id_timestamp_seconds 1735689601.5\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_clock_backwards_max_seconds 0.012\n"), std::string::npos);
+    EXPECT_NE(text.find("# TYPE snowflake_overflow_waits_total counter\n"), std::string::npos);
+    // A NULL column: HELP and TYPE, no sample.
+    EXPECT_NE(text.find("# TYPE snowflake_high_water_mark_timestamp_seconds gauge\n"), std::string::npos);
+    EXPECT_EQ(text.find("\nsnowflake_high_water_mark_timestamp_seconds "), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_ready 1\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_clock_behind_last_id_seconds 0.5\n"), std::string::npos);
+    // Lease and clock: labels escaped, NULLs without a sample.
+    EXPECT_NE(text.find("\nsnowflake_lease_info{state=\"static\"} 1\n"), std::string::npos);
+    EXPECT_EQ(text.find("\nsnowflake_lease_last_error_info{"), std::string::npos);
+    EXPECT_EQ(text.find("\nsnowflake_clock_synchronized "), std::string::npos);
+    s.lease_state = LeaseState::Held;
+    std::snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", "etcd said \"no\"\\\nnow");
+    s.clock_known = true;
+    s.clock_synchronized = true;
+    s.clock_max_error_us = 2500;
+    const std::string held(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(held.find("\nsnowflake_lease_info{state=\"held\"} 1\n"), std::string::npos);
+    EXPECT_NE(held.find("\nsnowflake_lease_last_error_info{error=\"etcd said \\\"no\\\"\\\\\\nnow\"} 1\n"),
+              std::string::npos)
+        << held;
+    EXPECT_NE(held.find("\nsnowflake_clock_synchronized 1\n"), std::string::npos);
+    EXPECT_NE(held.find("\nsnowflake_clock_max_error_seconds 0.003\n"), std::string::npos);
+    // Unset worker id: empty label, -1.
+    s.worker_id = -1;
+    const size_t m = format_metrics(buf.data(), buf.size(), s, h);
+    const std::string unset(buf.data(), m);
+    EXPECT_NE(unset.find("snowflake_info{worker_id=\"\","), std::string::npos);
+    EXPECT_NE(unset.find("\nsnowflake_worker_id -1\n"), std::string::npos);
+    // Too small a buffer: nothing.
+    char small[100];
+    EXPECT_EQ(format_metrics(small, sizeof(small), s, h), 0u);
+}
+
+TEST(HttpListen, Parse) {
+    ListenAddress a;
+    EXPECT_EQ(parse_listen("127.0.0.1:8080", &a), nullptr);
+    EXPECT_STREQ(a.host, "127.0.0.1");
+    EXPECT_EQ(a.port, 8080);
+    EXPECT_FALSE(a.ipv6);
+    EXPECT_EQ(parse_listen(":9000", &a), nullptr);
+    EXPECT_STREQ(a.host, "127.0.0.1");
+    EXPECT_EQ(a.port, 9000);
+    EXPECT_EQ(parse_listen("localhost:1", &a), nullptr);
+    EXPECT_STREQ(a.host, "127.0.0.1");
+    EXPECT_EQ(parse_listen("*:65535", &a), nullptr);
+    EXPECT_STREQ(a.host, "0.0.0.0");
+    EXPECT_EQ(a.port, 65535);
+    EXPECT_EQ(parse_listen("[::1]:8080", &a), nullptr);
+    EXPECT_STREQ(a.host, "::1");
+    EXPECT_TRUE(a.ipv6);
+    EXPECT_EQ(parse_listen("10.1.2.3:80", &a), nullptr);
+    EXPECT_STREQ(a.host, "10.1.2.3");
+    for (const char* bad : {"", "8080", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+                            "127.0.0.1:80a", "127.0.0.1:-1", "::1:8080", "[]:80", "127.0.0.1:123456"})
+        EXPECT_NE(parse_listen(bad, &a), nullptr) << bad;
+    EXPECT_NE(parse_listen(nullptr, &a), nullptr);
+}
