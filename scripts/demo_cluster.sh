@@ -86,7 +86,8 @@ run() {
 run_each() {
     local n
     echo
-    echo "$(IFS=,; echo "${NODES[*]}" | sed 's/,/, /g')=# $1"
+    local names="${NODES[*]}"
+    echo "${names// /, }=# $1"
     {
         echo "CREATE TEMP TABLE each_node AS SELECT ''::text AS node, * FROM ($1) s WITH NO DATA;"
         echo "COPY each_node FROM STDIN;"

@@ -162,7 +162,7 @@ ids_learn() {
     case $1 in
         static) return 0 ;;
         leased)
-            local n bad=0 table row id lease value start_ms ids
+            local n bad=0 table row lease value start_ms ids
             # snowflake_stats comes with the extension (cl_schema creates
             # it too, if not there yet).
             for n in "${NODES[@]}"; do
@@ -185,7 +185,7 @@ ids_learn() {
                 LEASE[$n]=$(pg_val "${DIR[$n]}" "SELECT lease_id FROM snowflake_stats")
             done
             ids=$(for n in "${NODES[@]}"; do echo "${WORKER[$n]}"; done | sort -n)
-            is "leased: the 4 nodes hold 4 distinct worker ids ($(echo $ids))" \
+            is "leased: the 4 nodes hold 4 distinct worker ids (${ids//$'\n'/ })" \
                 "$(grep -cE '^[0-9]+$' <<<"$(sort -u <<<"$ids")")" 4
             table=$(cl_lease_table)
             sed "s|^|# etcd $CL_LEASE_PREFIX/workers/|; s|\t| lease |; s|\t| = |" <<<"$table"
@@ -193,7 +193,7 @@ ids_learn() {
                 "$(cut -f1 <<<"$table" | tr '\n' ' ')" "$(tr '\n' ' ' <<<"$ids")"
             for n in "${NODES[@]}"; do
                 row=$(awk -F'\t' -v w="${WORKER[$n]}" '$1 == w' <<<"$table")
-                IFS=$'\t' read -r id lease value <<<"$row"
+                IFS=$'\t' read -r _ lease value <<<"$row"
                 is "leased: $n: the key of worker id ${WORKER[$n]} is on $n's lease (lease_id in snowflake_stats)" \
                     "$lease" "${LEASE[$n]}"
                 start_ms=$(pg_val "${DIR[$n]}" "SELECT floor(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint")
@@ -367,8 +367,8 @@ cluster_proof() {
     local t0 n d
     t0=$(real_now)
     local -A DIR WORKER OFFSET LEASE
-    local NODES=(n1 n2 n3 n4) FLOOR= T_KILL= N4_MARK=
-    local POLLS=0 POLL_EARLY=0 POLL_WAITED=0 POLL_SAID= POLL_STATE= POLL_LAST=
+    local NODES=(n1 n2 n3 n4) FLOOR='' T_KILL='' N4_MARK=''
+    local POLLS=0 POLL_EARLY=0 POLL_WAITED=0 POLL_SAID='' POLL_STATE='' POLL_LAST=
     OFFSET=([n1]="" [n2]=$SKEW_FAST [n3]=$SKEW_SLOW [n4]="" [n4b]="" [merge]="")
     ids_start "$V" || { bail "$V: worker ids available"; return; }
 
@@ -443,7 +443,9 @@ cluster_proof() {
     sleep "$KILL_AFTER"
     local before_kill n4_pid
     before_kill=$(cl_count "${DIR[n4]}")
-    n4_pid=$(pg_postmaster_pid "${DIR[n4]}") && kill -9 "$n4_pid" || { bail "$V: n4 killed with kill -9"; return; }
+    if ! n4_pid=$(pg_postmaster_pid "${DIR[n4]}") || ! kill -9 "$n4_pid"; then
+        bail "$V: n4 killed with kill -9"; return
+    fi
     T_KILL=$(real_now)
     ids_killed "$V" || { bail "$V: what follows n4's death at once"; return; }
     pg_reap "${DIR[n4]}" || { bail "$V: n4's processes gone after kill -9"; return; }
