@@ -5,8 +5,9 @@
 #   make install    install it into the PostgreSQL found by pg_config
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
-#   make demo-cluster  build, install, show three nodes issuing ids into one merged
-#                   table (logical replication), a node dying and its id taken over
+#   make demo-cluster  build, install, show three nodes leasing worker ids from etcd and
+#                   issuing ids into one merged table (logical replication), a node dying
+#                   and its id taken over once its lease expired
 #   make unit       core unit tests only (GoogleTest, no server)
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),

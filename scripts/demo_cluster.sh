@@ -1,18 +1,24 @@
 #!/bin/bash
 # `make demo-cluster`: many nodes, one id space. Three throwaway PostgreSQL
-# nodes issue ids independently (worker ids 1, 2, 3), a fourth merges their
-# orders with logical replication; the merged rows are decoded, interleaving
-# by time. Then node 3 dies (kill -9) and a fresh node takes over its worker
-# id: its ids continue above the dead node's. Everything it starts is stopped
-# and removed at the end.
+# nodes issue ids independently, a fourth merges their orders with logical
+# replication; the merged rows are decoded, interleaving by time. Then node 3
+# dies (kill -9) and a fresh node takes over its worker id: its ids continue
+# above the dead node's. Everything it starts is stopped and removed at the
+# end, whatever happens.
 #
-# Worker ids are static for now (snowflake.worker_id in each node's
-# postgresql.conf). TODO(leases): with the etcd lease feature installed,
-# `scripts/demo_cluster.sh leased` starts etcd, gives the nodes leased ids,
-# shows the lease table, and shows node 3's id freed after the lease's TTL
-# and taken by the new node; the places are marked TODO(leases) below.
+#   leased  (the default) the nodes lease their worker ids from etcd (one
+#           member on a loopback port; snowflake.worker_id unset, lease TTL
+#           5 s): the lease table in etcd says which node holds which id;
+#           node 3's id stays held until its lease expires, then a fresh node
+#           leases it and starts above the id's mark in etcd, with nothing
+#           done by hand.
+#   static  snowflake.worker_id = 1, 2, 3 in the nodes' postgresql.conf; the
+#           fresh node gets worker id 3 and its floor is raised by hand with
+#           snowflake_advance_floor().
+# Without an argument, leased when etcd is installed and the installed
+# extension can lease ids, static otherwise (with a note).
 #
-# Usage: scripts/demo_cluster.sh [static|leased]   (default: static)
+# Usage: scripts/demo_cluster.sh [leased|static]
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -23,29 +29,43 @@ FAULT_DIR=$PWD/test/fault
 # Results, time and libfaketime helpers of the fault suite.
 # shellcheck source=/dev/null
 . "$FAULT_DIR/lib.sh"
+# shellcheck source=test/lib/etcd.sh
+. test/lib/etcd.sh
 # shellcheck source=test/cluster/lib.sh
 . test/cluster/lib.sh
 
-CL_ID_SOURCE=${1:-static}
-case $CL_ID_SOURCE in
-    static) ;;
+case ${1:-} in
+    "")
+        if cl_leasing_available; then
+            CL_ID_SOURCE=leased
+        else
+            CL_ID_SOURCE=static
+            echo "demo-cluster: etcd or the lease feature of the installed extension is missing:" >&2
+            echo "showing static worker ids" >&2
+        fi ;;
     leased)
         if ! cl_leasing_available; then
-            echo "demo-cluster: leased worker ids need the etcd lease feature, which the installed" >&2
-            echo "extension does not have yet; run it without an argument for static ids" >&2
+            echo "demo-cluster: leased worker ids need etcd (/usr/bin/etcd, etcdctl) and the installed" >&2
+            echo "extension's lease settings; run it with 'static' for static worker ids" >&2
             exit 2
-        fi ;;
-    *) echo "usage: $0 [static|leased]" >&2; exit 2 ;;
+        fi
+        CL_ID_SOURCE=leased ;;
+    static) CL_ID_SOURCE=static ;;
+    *) echo "usage: $0 [leased|static]" >&2; exit 2 ;;
 esac
+CL_LEASE_TTL=5
+CL_LEASE_PREFIX=/snowflake
 
 LOAD_PIDS=()
+ETCD_WORK=
 cleanup() {
     local p
-    cl_stop_all
-    pg_cleanup_all
+    cl_stop_all || true
+    pg_cleanup_all || true
+    etcd_stop || true
+    [ -z "$ETCD_WORK" ] || rm -rf "$ETCD_WORK"
     for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    # TODO(leases): stop the etcd member started for the demo.
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -60,13 +80,14 @@ run() {
     pg_psql "$1" -c "$3"
 }
 
-# run_each SQL: runs SQL on n1, n2 and n3, and shows their rows as one
-# table (copied into a temporary table of the merge node, which has the
-# same extension, so that the columns keep their types).
+# run_each SQL: runs SQL on n1, n2 and n3 (those in NODES), and shows their
+# rows as one table (copied into a temporary table of the merge node, which
+# has the same extension, so that the columns keep their types).
 run_each() {
     local n
     echo
-    echo "n1, n2, n3=# $1"
+    local names="${NODES[*]}"
+    echo "${names// /, }=# $1"
     {
         echo "CREATE TEMP TABLE each_node AS SELECT ''::text AS node, * FROM ($1) s WITH NO DATA;"
         echo "COPY each_node FROM STDIN;"
@@ -78,13 +99,55 @@ run_each() {
     } | pg_psql "${DIR[merge]}"
 }
 
-declare -A DIR WORKER
-NODES=(n1 n2 n3)
-WORKER=([n1]=1 [n2]=2 [n3]=3 [n3b]=3 [merge]=100)
+# lease_table: etcd's lease table (the keys of /snowflake/workers/), with
+# the node each lease belongs to (the lease_id in its snowflake_stats) and
+# the time its lease has left, shown as a table by the merge node.
+lease_table() {
+    local id lease value node n ttl rows=
+    echo
+    echo "\$ etcdctl get --prefix $CL_LEASE_PREFIX/workers/   (and etcdctl lease timetolive of each lease)"
+    while IFS=$'\t' read -r id lease value; do
+        [ -n "$id" ] || continue
+        node='?'
+        for n in "${!LEASE[@]}"; do [ "${LEASE[$n]}" = "$lease" ] && node=$n; done
+        ttl=$(etcd_ctl lease timetolive "$(printf '%x' "$lease")" | sed -n 's/.*remaining(\([0-9-]*\)s).*/\1/p')
+        rows+="${rows:+, }('$CL_LEASE_PREFIX/workers/$id', $lease::bigint, ${ttl:-NULL}::integer, '$node', '$value')"
+    done < <(cl_lease_table)
+    if [ -z "$rows" ]; then
+        echo "(no key)"
+        return
+    fi
+    pg_psql "${DIR[merge]}" -c "SELECT * FROM (VALUES $rows) t(key, lease_id, ttl_left_s, node, value) ORDER BY key"
+}
 
-# TODO(leases): start etcd here (one member on a loopback port, data in a
-# temporary directory) and point cl_id_conf at it.
-say "starting three nodes (worker ids 1, 2, 3) and a merge node (worker id 100), each a throwaway PostgreSQL"
+# learn_lease NODE: waits until the node holds its lease; sets WORKER and
+# LEASE for it.
+learn_lease() {
+    if ! wait_for "held" 30 cl_held "${DIR[$1]}"; then
+        echo "demo-cluster: $1 holds no worker id lease after 30 s:" >&2
+        pg_val "${DIR[$1]}" "SELECT lease_state || ': ' || coalesce(lease_last_error, '') FROM snowflake_stats" >&2
+        exit 1
+    fi
+    WORKER[$1]=$(cl_node_worker_id "${DIR[$1]}")
+    LEASE[$1]=$(pg_val "${DIR[$1]}" "SELECT lease_id FROM snowflake_stats")
+}
+
+declare -A DIR WORKER LEASE
+NODES=(n1 n2 n3)
+if [ "$CL_ID_SOURCE" = leased ]; then
+    WORKER=([merge]=100)
+    say "starting etcd (one member on a loopback port) and three nodes that lease their worker ids from it"
+    ETCD_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-etcd.XXXXXX")
+    etcd_start 1 "$ETCD_WORK" || { echo "demo-cluster: etcd did not start" >&2; exit 1; }
+    echo "   etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
+    echo "   each node's postgresql.conf:"
+    cl_id_conf "" | sed 's/^/     /'
+    echo "     (no snowflake.worker_id: any free id is leased)"
+    echo "   and a merge node with a static worker id (100), which subscribes to them"
+else
+    WORKER=([n1]=1 [n2]=2 [n3]=3 [n3b]=3 [merge]=100)
+    say "starting three nodes (worker ids 1, 2, 3) and a merge node (worker id 100), each a throwaway PostgreSQL"
+fi
 echo "   (a fourth node's data directory is initialised now too, to stand in for node 3 later)"
 cl_make_template
 pids=()
@@ -94,7 +157,7 @@ for n in n1 n2 n3 n3b merge; do
     if [ "$n" = merge ]; then
         cl_merge_init "${DIR[$n]}" "${WORKER[$n]}" &
     else
-        cl_node_init "${DIR[$n]}" "${WORKER[$n]}" &
+        cl_node_init "${DIR[$n]}" "${WORKER[$n]:-}" &
     fi
     pids+=($!)
 done
@@ -105,15 +168,23 @@ for n in "${NODES[@]}" merge; do
     pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
-for n in "${NODES[@]}" merge; do
-    echo "   $n: ${DIR[$n]} (snowflake.worker_id = $(pg_val "${DIR[$n]}" "SHOW snowflake.worker_id"))"
-done
+for n in "${NODES[@]}" merge; do cl_schema "${DIR[$n]}"; done
+if [ "$CL_ID_SOURCE" = leased ]; then
+    for n in "${NODES[@]}"; do learn_lease "$n"; done
+    for n in "${NODES[@]}"; do
+        echo "   $n: ${DIR[$n]} leased worker id ${WORKER[$n]}"
+    done
+else
+    for n in "${NODES[@]}"; do
+        echo "   $n: ${DIR[$n]} (snowflake.worker_id = $(pg_val "${DIR[$n]}" "SHOW snowflake.worker_id"))"
+    done
+fi
+echo "   merge: ${DIR[merge]} (snowflake.worker_id = ${WORKER[merge]})"
 
 say "the same orders table on every node; each node publishes it, the merge node subscribes to each"
 echo
 echo "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node text NOT NULL,"
 echo "                     created_at timestamptz NOT NULL DEFAULT clock_timestamp(), client integer, amount numeric(10, 2));"
-for n in "${NODES[@]}" merge; do cl_schema "${DIR[$n]}"; done
 for n in "${NODES[@]}"; do
     cl_publish "${DIR[$n]}"
     cl_subscribe "${DIR[merge]}" "$n" "${DIR[$n]}"
@@ -141,32 +212,76 @@ run "$M" merge "SELECT o.id, o.node, d.ts, d.worker_id, d.sequence FROM orders o
 WHERE o.id >= (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) FROM orders) ORDER BY o.id LIMIT 12"
 
 say "who holds which worker id"
-# TODO(leases): with leased ids, the lease table from etcd (node, worker id,
-# lease, TTL left) instead of each node's setting.
-run_each "SELECT current_setting('snowflake.worker_id')::integer AS worker_id, current_setting('unix_socket_directories') AS socket_dir"
+if [ "$CL_ID_SOURCE" = leased ]; then
+    echo
+    echo "   etcd's lease table: one key per worker id, on the lease of the node holding it, its value"
+    echo "   naming the node (host, port, system identifier, start time; here the nodes are copies of"
+    echo "   one initdb on one host: their start times tell them apart). lease_id is the one in each"
+    echo "   node's snowflake_stats (etcdctl prints it in hex). The nodes renew their leases every"
+    echo "   third of the TTL; a clean shutdown revokes its lease and frees the id at once."
+    lease_table
+else
+    run_each "SELECT current_setting('snowflake.worker_id')::integer AS worker_id, current_setting('unix_socket_directories') AS socket_dir"
+fi
 
 say "each node's statistics"
-run_each "SELECT worker_id, ids_issued, last_timestamp, overflow_waits, clock_backwards_events, high_water_mark FROM snowflake_stats"
+if [ "$CL_ID_SOURCE" = leased ]; then
+    run_each "SELECT worker_id, ids_issued, last_timestamp, high_water_mark, lease_state, lease_id, lease_deadline, lease_renewals, lease_failures FROM snowflake_stats"
+    echo
+    echo "   lease_deadline: the node stops issuing ids then unless a renewal succeeds first, before"
+    echo "   etcd could expire the lease and give the id to another node."
+else
+    run_each "SELECT worker_id, ids_issued, last_timestamp, overflow_waits, clock_backwards_events, high_water_mark FROM snowflake_stats"
+fi
 
+DEAD=${WORKER[n3]}
 say "node 3 dies: kill -9 of its postmaster"
-pg_kill9 "${DIR[n3]}"
-sleep 1
-dead_max=$(pg_val "$M" "SELECT max(id) FROM orders WHERE snowflake_worker_id(id) = 3")
+kill -9 "$(pg_postmaster_pid "${DIR[n3]}")"
+T_KILL=$(real_now)
+if [ "$CL_ID_SOURCE" = leased ]; then
+    echo
+    echo "   Right after the kill, its worker id $DEAD is still held: nobody revoked the lease, it expires"
+    echo "   when its TTL runs out without a renewal."
+    lease_table
+fi
+pg_reap "${DIR[n3]}"
+dead_max=$(pg_val "$M" "SELECT max(id) FROM orders WHERE node = 'n3'")
 run "$M" merge "SELECT subname, pid IS NOT NULL AS receiving, latest_end_time FROM pg_stat_subscription ORDER BY subname"
 echo
 echo "   Its subscription has no apply worker any more: nothing arrives from node 3."
-# TODO(leases): with leased ids, wait out the lease's TTL here and show the
-# lease table without worker id 3: the id is free.
-echo "   With static ids, worker id 3 is free once node 3 is known to be dead for good (it must"
-echo "   never come back with it). A fresh node takes it over; first its high-water mark is"
-echo "   raised above every id of worker 3 that the merge node holds:"
 
-say "a fresh node (new data directory, snowflake.worker_id = 3) takes over"
-cl_start "${DIR[n3b]}"
-cl_schema "${DIR[n3b]}"
-echo
-echo "merge=# SELECT max(id) FROM orders WHERE snowflake_worker_id(id) = 3;   -- $dead_max"
-run "${DIR[n3b]}" n3b "SELECT snowflake_advance_floor($dead_max)"
+if [ "$CL_ID_SOURCE" = leased ]; then
+    key_gone() { [ -z "$(cl_key_lease "$DEAD")" ]; }
+    wait_for "expired" $((CL_LEASE_TTL + 30)) key_gone
+    echo
+    echo "   $(elapsed_since "$T_KILL") s after the kill, the lease has expired and etcd has deleted the key:"
+    lease_table
+    mark=$(cl_etcd_mark "$DEAD")
+    echo
+    echo "   What stays is the id's mark, $CL_LEASE_PREFIX/marks/$DEAD = \"$mark\": a reservation (milliseconds"
+    echo "   since the epoch) that node 3 kept ahead of its clock, above every id it issued:"
+    run "$M" merge "SELECT snowflake_timestamp(max(id)) AS last_id_of_node_3, snowflake_timestamp(${mark%% *}::bigint << 22) AS its_mark_in_etcd
+FROM orders WHERE node = 'n3'"
+
+    say "a fresh node (new data directory, no snowflake.worker_id) leases the lowest free id: $DEAD"
+    cl_start "${DIR[n3b]}"
+    cl_schema "${DIR[n3b]}"
+    learn_lease n3b
+    NODES=(n1 n2 n3b)
+    echo "   n3b: ${DIR[n3b]} leased worker id ${WORKER[n3b]}, and started above the id's mark in etcd"
+    echo "   (its ids may wait until its clock passes the mark: no snowflake_advance_floor by hand)"
+else
+    echo "   With static ids, worker id 3 is free once node 3 is known to be dead for good (it must"
+    echo "   never come back with it). A fresh node takes it over; first its high-water mark is"
+    echo "   raised above every id of worker 3 that the merge node holds:"
+
+    say "a fresh node (new data directory, snowflake.worker_id = 3) takes over"
+    cl_start "${DIR[n3b]}"
+    cl_schema "${DIR[n3b]}"
+    echo
+    echo "merge=# SELECT max(id) FROM orders WHERE snowflake_worker_id(id) = 3;   -- $dead_max"
+    run "${DIR[n3b]}" n3b "SELECT snowflake_advance_floor($dead_max)"
+fi
 cl_publish "${DIR[n3b]}"
 cl_subscribe "$M" n3b "${DIR[n3b]}"
 echo "n3b=# CREATE PUBLICATION orders_pub FOR TABLE orders;"
@@ -174,7 +289,7 @@ echo "merge=# CREATE SUBSCRIPTION sub_n3b CONNECTION 'host=${DIR[n3b]} ...' PUBL
 run "${DIR[n3b]}" n3b "INSERT INTO orders (node, client) SELECT 'n3b', 0 FROM generate_series(1, 5)"
 wait_for "merged" 30 cl_caught_up "$M" n3b "${DIR[n3b]}"
 echo
-echo "   Worker 3's ids on the merge node: the new node's continue above the dead node's."
+echo "   Worker $DEAD's ids on the merge node: the new node's continue above the dead node's."
 run "$M" merge "SELECT o.node, o.id, d.ts, d.worker_id, d.sequence FROM orders o, snowflake_decode(o.id) d
 WHERE o.id IN ((SELECT max(id) FROM orders WHERE node = 'n3'), (SELECT min(id) FROM orders WHERE node = 'n3b'))
    OR o.node = 'n3b' ORDER BY o.id"
@@ -182,8 +297,18 @@ run "$M" merge "SELECT count(*) AS merged_orders, count(DISTINCT id) AS distinct
        (SELECT max(id) FROM orders WHERE node = 'n3') < (SELECT min(id) FROM orders WHERE node = 'n3b') AS new_ids_above_dead_ones,
        (SELECT sum(apply_error_count) FROM pg_stat_subscription_stats WHERE subname <> 'sub_n3') AS apply_errors_of_live_nodes
 FROM orders"
+if [ "$CL_ID_SOURCE" = leased ]; then
+    echo
+    echo "   The lease table now: n3b holds worker id $DEAD."
+    lease_table
+fi
 
-say "stopping every instance"
+if [ "$CL_ID_SOURCE" = leased ]; then say "stopping every instance and etcd"; else say "stopping every instance"; fi
 cl_stop_all
 pg_cleanup_all
+if [ "$CL_ID_SOURCE" = leased ]; then
+    etcd_stop || true
+    rm -rf "$ETCD_WORK"
+    ETCD_WORK=
+fi
 echo "   done in $(elapsed_since "$START") s"

@@ -19,7 +19,7 @@ SUITES=(
     "fault injection|test/fault/run.sh"
     "etcd client|test/etcd_client.sh"
     "worker id leases|test/lease.sh"
-    "cluster (static ids)|test/cluster/run.sh static"
+    "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
 )
 

@@ -2,46 +2,93 @@
 # Helpers of the multi-node suite (test/cluster/run.sh) and of
 # `make demo-cluster` (scripts/demo_cluster.sh): PostgreSQL nodes issuing ids
 # into their own `orders` table, and a merge node that subscribes to each of
-# them with logical replication. Source after test/lib/pg.sh and
-# test/fault/lib.sh (results, time and libfaketime helpers).
+# them with logical replication. Source after test/lib/pg.sh,
+# test/fault/lib.sh (results, time and libfaketime helpers) and
+# test/lib/etcd.sh (for leased worker ids).
 #
 # Every node is a throwaway instance of test/lib/pg.sh (a Unix socket in its
 # own directory): a subscription reaches its publisher with
 # 'host=DIR port=PG_PORT', so no TCP port is needed.
 #
 # Worker ids. A node gets its worker id from CL_ID_SOURCE:
-#   static  snowflake.worker_id = N in its postgresql.conf (works today)
-#   leased  TODO(leases): a worker id leased from etcd. When the lease
-#           feature lands, cl_id_conf returns its settings (the etcd
-#           endpoints, the node's name) instead of a fixed id, and
-#           cl_node_worker_id reads the id the node holds; nothing else here
-#           depends on where the id comes from.
+#   static  snowflake.worker_id = N in its postgresql.conf
+#   leased  leased from the etcd cluster of test/lib/etcd.sh (etcd_start sets
+#           ETCD_ENDPOINTS; source that file too): snowflake.etcd_endpoints,
+#           snowflake.lease_ttl = CL_LEASE_TTL, snowflake.lease_prefix =
+#           CL_LEASE_PREFIX, and no worker id (any free id is leased) or one
+#           (exactly that id is leased, once no other node holds it).
+#           cl_node_worker_id reads the id the node holds, cl_lease_table
+#           what etcd says about it; nothing else here depends on where the
+#           id comes from.
+# The merge node issues no ids: it keeps a static worker id of its own in
+# both cases (cl_merge_init).
 
 CL_ID_SOURCE=${CL_ID_SOURCE:-static}
+CL_LEASE_TTL=${CL_LEASE_TTL:-5}
+CL_LEASE_PREFIX=${CL_LEASE_PREFIX:-/snowflake}
 
-# cl_id_conf WORKER: the postgresql.conf lines that give a node its worker id.
+# cl_id_conf [WORKER]: the postgresql.conf lines that give a node its worker
+# id (one argument, one line each). Leased: WORKER empty leases any free id.
 cl_id_conf() {
     case $CL_ID_SOURCE in
         static) echo "snowflake.worker_id = $1" ;;
         leased)
-            # TODO(leases): the lease settings (etcd endpoints, TTL, node
-            # name). Not available yet: callers check cl_leasing_available.
-            echo "cl_id_conf: leased worker ids are not available yet" >&2
-            return 1 ;;
+            if [ -z "${ETCD_ENDPOINTS:-}" ]; then
+                echo "cl_id_conf: no etcd cluster to lease worker ids from (etcd_start first)" >&2
+                return 1
+            fi
+            echo "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
+            echo "snowflake.lease_ttl = $CL_LEASE_TTL"
+            echo "snowflake.lease_prefix = '$CL_LEASE_PREFIX'"
+            [ -z "${1:-}" ] || echo "snowflake.worker_id = $1" ;;
         *) echo "cl_id_conf: unknown CL_ID_SOURCE '$CL_ID_SOURCE'" >&2; return 1 ;;
     esac
 }
 
-# cl_leasing_available: true once the installed extension can lease worker
-# ids from etcd. TODO(leases): detect the lease settings of the installed
-# library (SHOW of its etcd setting on a throwaway instance) and an etcd
-# binary. Until then leasing is never available, and the leased variant is
-# reported as skipped, never as passed.
-cl_leasing_available() { return 1; }
+# cl_leasing_available: true if worker ids can be leased here: etcd and
+# etcdctl are installed (test/lib/etcd.sh's ETCD_BIN, ETCDCTL_BIN) and the
+# installed snowflake library has the lease settings. The library is read,
+# not loaded: no server is started to ask it (a library without leasing has
+# no "snowflake.etcd_endpoints" in it).
+cl_leasing_available() {
+    local lib
+    [ -x "${ETCD_BIN:-/usr/bin/etcd}" ] && [ -x "${ETCDCTL_BIN:-/usr/bin/etcdctl}" ] || return 1
+    lib="$("$PG_CONFIG" --pkglibdir 2>/dev/null)/snowflake.so" || return 1
+    [ -r "$lib" ] && grep -qaF 'snowflake.etcd_endpoints' "$lib"
+}
 
-# cl_node_worker_id DIR: the worker id the node holds (from the ids it
-# issues, as snowflake_stats reports it).
+# cl_node_worker_id DIR: the worker id the node holds, as snowflake_stats
+# reports it (a leased id while the lease is held; NULL or -1 before).
 cl_node_worker_id() { pg_val "$1" "SELECT worker_id FROM snowflake_stats"; }
+
+# cl_lease_state DIR: the node's lease_state (static, acquiring, held,
+# expired).
+cl_lease_state() { pg_val "$1" "SELECT lease_state FROM snowflake_stats" 2>/dev/null; }
+
+# cl_held DIR: the node holds its worker id lease.
+cl_held() { [ "$(cl_lease_state "$1")" = held ]; }
+
+# cl_lease_table: etcd's table of leased worker ids, one line per key of
+# CL_LEASE_PREFIX/workers/, sorted by id: "ID<TAB>LEASE<TAB>VALUE" (the
+# lease in decimal, as snowflake_stats' lease_id; the value names the node:
+# "snowflake-node host=... port=... system_identifier=... started_unix_ms=...").
+cl_lease_table() {
+    etcd_ctl get --prefix "$CL_LEASE_PREFIX/workers/" -w fields | awk -v p="$CL_LEASE_PREFIX/workers/" '
+        /^"Key" : "/   { k = $0; sub(/^"Key" : "/, "", k); sub(/"$/, "", k); v = "" }
+        /^"Value" : "/ { v = $0; sub(/^"Value" : "/, "", v); sub(/"$/, "", v) }
+        /^"Lease" : /  { if (index(k, p) == 1) printf "%s\t%s\t%s\n", substr(k, length(p) + 1), $3, v }' |
+        sort -n
+}
+
+# cl_key_lease ID: the lease (decimal) the key CL_LEASE_PREFIX/workers/ID is
+# attached to; empty if the key does not exist.
+cl_key_lease() {
+    etcd_ctl get "$CL_LEASE_PREFIX/workers/$1" -w fields | awk '/^"Lease" : / { print $3 }'
+}
+
+# cl_etcd_mark ID: the value of CL_LEASE_PREFIX/marks/ID ("MS reserved" or
+# "MS exact", MS in milliseconds since snowflake.epoch); empty if none.
+cl_etcd_mark() { etcd_ctl get --print-value-only "$CL_LEASE_PREFIX/marks/$1"; }
 
 # cl_make_template: one initdb that the nodes' data directories are copied
 # from (initdb of each node would take most of the run on a small machine).
@@ -67,8 +114,9 @@ cl_init() {
 }
 
 # cl_node_init DIR WORKER [conf lines...]: a source node that publishes its
-# orders table. wal_level = logical for the publication; autovacuum off so
-# that it does not compete with the load on a small machine.
+# orders table, with worker id WORKER (leased: empty for any free id).
+# wal_level = logical for the publication; autovacuum off so that it does
+# not compete with the load on a small machine.
 cl_node_init() {
     local dir=$1 worker=$2; shift 2
     local idconf
@@ -79,13 +127,12 @@ cl_node_init() {
 }
 
 # cl_merge_init DIR WORKER [conf lines...]: the merge node. It has snowflake
-# preloaded with a worker id of its own (it could issue ids into the same
-# table); it subscribes to every node, one apply worker each.
+# preloaded with a static worker id of its own, whatever CL_ID_SOURCE (it
+# issues no ids here, but could issue ids into the same table); it
+# subscribes to every node, one apply worker each.
 cl_merge_init() {
     local dir=$1 worker=$2; shift 2
-    local idconf
-    idconf=$(cl_id_conf "$worker") || return 1
-    cl_init "$dir" "shared_preload_libraries = 'snowflake'" "$idconf" \
+    cl_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = $worker" \
         "max_worker_processes = 24" "max_logical_replication_workers = 16" \
         "max_replication_slots = 16" "max_sync_workers_per_subscription = 2" \
         "wal_retrieve_retry_interval = '500ms'" "autovacuum = off" \
