@@ -58,7 +58,7 @@ const char* validate_epoch(const char* text, bool check_clock, TimestampTz* out)
 }
 
 bool check_epoch_hook(char** newval, void** extra, GucSource source) {
-    TimestampTz ts;
+    TimestampTz ts = 0;
     if (*newval == nullptr) return false;
     // The built-in default is a fixed, valid text: checking it against the
     // clock would only keep a server whose clock is wrong at boot from
@@ -160,7 +160,7 @@ TimestampTz current_epoch() {
     if (GetConfigOption("snowflake.epoch", true, false) != nullptr)
         raw = GetConfigOptionResetString("snowflake.epoch");
     if (raw == nullptr || raw[0] == '\0') raw = kDefaultEpoch;
-    TimestampTz ts;
+    TimestampTz ts = 0;
     if (const char* why = validate_epoch(raw, false, &ts)) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),

@@ -5,7 +5,8 @@
 # socket inside that directory only (no TCP port to collide with), and is
 # stopped by pg_cleanup_all, which callers install as an EXIT trap.
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
+PG_CONFIG=${PG_CONFIG:-pg_config}   # the Makefile passes its own; one place sets it
+export PG_CONFIG
 PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
 PG_INSTANCES=()
