@@ -6,6 +6,8 @@
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
 #   make unit       core unit tests only (GoogleTest, no server)
+#   make installcheck  pg_regress suites against the installed PostgreSQL, on
+#                   temporary instances (PGXS; run as a non-root user; no apt)
 #
 # PG_CONFIG is set here and only here (scripts and tests take it from the
 # environment): make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config ...
@@ -14,7 +16,7 @@
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
-DATA        = snowflake--1.0.sql
+DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/shmem.cpp src/pg/nextval.cpp \
@@ -32,6 +34,14 @@ WERROR     ?=
 PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra $(WERROR)
 SHLIB_LINK  = -lstdc++
 
+# make installcheck: the preloaded pg_regress suites on a temporary instance
+# (test/regress.sh runs the same three runs for make test). Two more runs,
+# without a worker id and without preload, come first (see below).
+REGRESS      = generator decode bad_input settings uuidv7
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.conf \
+               --load-extension=snowflake
+EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id
+
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
 
@@ -48,7 +58,8 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps installed unit unit-sanitize test demo bench
+.PHONY: deps installed unit unit-sanitize test demo bench \
+        installcheck-no-worker-id installcheck-no-preload
 
 deps:
 	@scripts/deps.sh
@@ -78,6 +89,19 @@ installed: deps
 test: installed
 	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
 	test/run_all.sh
+
+# installcheck's runs on their own temporary instances, one after the other.
+installcheck: installcheck-no-preload
+installcheck-no-preload: installcheck-no-worker-id
+	@mkdir -p results/no_preload
+	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_preload \
+	    --temp-config=test/regress/no_preload.conf --outputdir=./results/no_preload \
+	    --dbname=$(CONTRIB_TESTDB) no_preload uuidv7
+installcheck-no-worker-id: submake
+	@mkdir -p results/no_worker_id
+	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_worker_id \
+	    --temp-config=test/regress/no_worker_id.conf --outputdir=./results/no_worker_id \
+	    --dbname=$(CONTRIB_TESTDB) no_worker_id
 
 demo: installed
 	scripts/demo.sh

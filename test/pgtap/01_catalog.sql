@@ -6,7 +6,7 @@ BEGIN;
 SELECT plan(61);
 
 SELECT has_extension('snowflake', 'extension snowflake is installed');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.0', 'version 1.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.1', 'version 1.1');
 SELECT is(current_setting('snowflake.worker_id'), '42', 'this instance runs with snowflake.worker_id = 42');
 
 -- Signatures.
