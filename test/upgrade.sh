@@ -122,6 +122,18 @@ for v in "${OLD[@]}"; do
         not_ok "$v updated to $DEFAULT has the same catalog as a fresh $DEFAULT" \
             "< fresh install of $DEFAULT, > $v updated (fix snowflake--$v--$DEFAULT.sql or snowflake--$DEFAULT.sql):" "$d"
     fi
+    # PostgreSQL 18: the core's uuidv7() functions keep (or get back) their
+    # own comments, as in a database without the extension.
+    core_sql="SELECT coalesce(string_agg(coalesce(obj_description(p, 'pg_proc'), '-'), ' | ' ORDER BY p::text), '') FROM unnest(ARRAY[to_regprocedure('pg_catalog.uuidv7()'), to_regprocedure('pg_catalog.uuidv7(interval)')]) AS p WHERE p IS NOT NULL"
+    want_core=$(pg_psql "$DIR" -d postgres -A -t -c "$core_sql")
+    for d2 in fresh "$db"; do
+        got_core=$(pg_psql "$DIR" -d "$d2" -A -t -c "$core_sql")
+        if [ "$got_core" = "$want_core" ]; then
+            ok "$d2: the core's uuidv7 functions keep their comments${want_core:+ ($want_core)}"
+        else
+            not_ok "$d2: the core's uuidv7 functions keep their comments" "got '$got_core'" "want '$want_core'"
+        fi
+    done
     n=$(pg_psql "$DIR" -d "$db" -A -t -c "SELECT count(DISTINCT id) FROM snowflake_nextval_batch(100) AS id")
     if [ "$n" = 100 ]; then ok "ids after the update from $v"; else not_ok "ids after the update from $v" "got '$n'"; fi
 done

@@ -43,6 +43,9 @@ pg_init() {
         echo "port = $PG_PORT"
         echo "fsync = off"
         echo "logging_collector = off"
+        # PostgreSQL 18's pg_catalog.uuidv7() would otherwise shadow the
+        # extension's, which the tests are about (README: UUIDv7 on PostgreSQL 18).
+        echo "search_path = '\"\$user\", public, pg_catalog'"
         for line in "$@"; do echo "$line"; done
     } | as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
 }
