@@ -8,6 +8,9 @@
 #   make unit       core unit tests only (GoogleTest, no server)
 #   make installcheck  pg_regress suites against the installed PostgreSQL, on
 #                   temporary instances (PGXS; run as a non-root user; no apt)
+#   make test-matrix   build and test against PostgreSQL 17 and 18 in Debian
+#                   chroots (scripts/matrix.sh; root, debootstrap)
+#   make deb        Debian package postgresql-N-snowflake (scripts/deb.sh)
 #
 # PG_CONFIG is set here and only here (scripts and tests take it from the
 # environment): make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config ...
@@ -47,6 +50,12 @@ override with_llvm = no
 
 include $(PGXS)
 
+# VPATH builds (pg_buildext for make deb) compile in a directory that has no
+# src/ of its own for the objects.
+ifdef VPATH
+$(shell mkdir -p $(sort $(dir $(OBJS))))
+endif
+
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
 
@@ -58,7 +67,7 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps installed unit unit-sanitize test demo bench \
+.PHONY: deps installed unit unit-sanitize test demo bench test-matrix deb \
         installcheck-no-worker-id installcheck-no-preload
 
 deps:
@@ -89,6 +98,14 @@ installed: deps
 test: installed
 	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized
 	test/run_all.sh
+
+# The other PostgreSQL versions, each in its own Debian chroot.
+test-matrix:
+	scripts/matrix.sh
+
+# Debian package for the PostgreSQL of PG_CONFIG, into build/deb/.
+deb:
+	scripts/deb.sh
 
 # installcheck's runs on their own temporary instances, one after the other.
 installcheck: installcheck-no-preload
