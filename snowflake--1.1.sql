@@ -144,15 +144,24 @@ CREATE FUNCTION uuidv7()
 RETURNS uuid
 AS 'MODULE_PATHNAME', 'snowflake_uuidv7'
 LANGUAGE C VOLATILE PARALLEL SAFE;
-COMMENT ON FUNCTION uuidv7() IS
-'new RFC 9562 UUID version 7: Unix milliseconds, a 12-bit sub-millisecond fraction, 62 random bits; strictly increasing within a backend';
 
 CREATE FUNCTION uuidv7(shift interval)
 RETURNS uuid
 AS 'MODULE_PATHNAME', 'snowflake_uuidv7_shift'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION uuidv7(interval) IS
-'new UUID version 7 whose timestamp is shifted by the interval';
+
+-- The comments name the functions by the schema they were just created in
+-- (current_schema() while this script runs): on PostgreSQL 18 an unqualified
+-- uuidv7() here would be pg_catalog.uuidv7(), whose comment would be replaced.
+-- (1.0 did that; snowflake--1.0--1.1.sql repairs it.)
+DO $comments$
+BEGIN
+    EXECUTE format('COMMENT ON FUNCTION %I.uuidv7() IS %L', current_schema(),
+        'new RFC 9562 UUID version 7: Unix milliseconds, a 12-bit sub-millisecond fraction, 62 random bits; strictly increasing within a backend');
+    EXECUTE format('COMMENT ON FUNCTION %I.uuidv7(interval) IS %L', current_schema(),
+        'new UUID version 7 whose timestamp is shifted by the interval');
+END
+$comments$;
 
 CREATE FUNCTION uuidv7_timestamp(u uuid)
 RETURNS timestamptz

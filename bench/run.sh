@@ -177,6 +177,13 @@ declare -A CALL_LABEL=(
     [v7]="uuidv7()"
     [batch]="snowflake_nextval_batch(N)"
 )
+# PostgreSQL 18's own uuidv7(), measured beside the extension's (pg_init puts
+# pg_catalog last on the search path: the unqualified uuidv7() is ours).
+if [ "$(val "SHOW server_version_num")" -ge 180000 ]; then
+    CALL_KEYS+=(v7core)
+    CALL_EXPR[v7core]="pg_catalog.uuidv7()"
+    CALL_LABEL[v7core]="PostgreSQL 18's pg_catalog.uuidv7()"
+fi
 call_n() { if [ "$1" = v4 ]; then echo "$CALL_N_SLOW"; else echo "$CALL_N"; fi; }
 # call_sql FORM KEY N: the statement that makes N values.
 #   ps:   SELECT count(x) FROM (SELECT EXPR AS x, generate_series(1, N)) s

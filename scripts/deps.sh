@@ -1,23 +1,54 @@
 #!/bin/bash
 # Installs the Debian packages snowflake needs to build, test, demo and
-# benchmark, if any are missing. Run as root on Debian 12 (bookworm).
+# benchmark, if any are missing. Run as root on Debian 12 (bookworm), 13
+# (trixie) or unstable (sid). This is the one list of packages: the host
+# (make deps / make test) and the chroots of the version matrix
+# (scripts/chroot.sh) both install from it.
+#
+# Usage: scripts/deps.sh [--list] [GROUP...]
+#   GROUP: deb (tools for `make deb`), matrix (tools for `make test-matrix`);
+#          the base list is always included.
+#   --list prints the packages instead of installing them.
+# The PostgreSQL version is $PG_MAJOR, else the one $PG_CONFIG (or pg_config
+# on the PATH) reports, else 15.
 set -euo pipefail
+
+if [ -z "${PG_MAJOR:-}" ]; then
+    PG_MAJOR=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p' || true)
+    PG_MAJOR=${PG_MAJOR:-15}
+fi
 
 PACKAGES=(
     make g++ gcc                                    # build
-    postgresql-15 postgresql-server-dev-15          # server, pg_config, PGXS, pgbench
-    postgresql-contrib                              # contrib modules used by tests
-    postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl  # pgTAP and pg_prove
+    "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"  # server, pg_config, PGXS, pgbench
+    "postgresql-$PG_MAJOR-pgtap" libtap-parser-sourcehandler-pgtap-perl  # pgTAP and pg_prove
     googletest libgtest-dev libbenchmark-dev        # core unit tests and micro-benchmarks
     faketime libfaketime                            # fault injection: moving a server's clock
-    libmicrohttpd-dev                               # the HTTP endpoint (snowflake.http_listen)
-    curl wrk jq iproute2                            # HTTP tests and benchmark (ss: free ports)
+    libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd): HTTP, JSON
+    etcd-server etcd-client                         # lease tests, demo-cluster: a real etcd
+    libmicrohttpd-dev                               # the HTTP endpoint; the fake etcd of the client tests
+    curl wrk jq iproute2 python3                    # HTTP tests and benchmark (ss: free ports; a server that is not etcd)
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
-    libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd)
-    etcd-server etcd-client curl libmicrohttpd-dev  # etcd client tests: real etcd, fake gateway
 )
+DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
+MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix
+
+list=0
+for arg in "$@"; do
+    case $arg in
+        --list) list=1 ;;
+        deb)    PACKAGES+=("${DEB_PACKAGES[@]}") ;;
+        matrix) PACKAGES+=("${MATRIX_PACKAGES[@]}") ;;
+        *) echo "deps: unknown argument '$arg'" >&2; exit 2 ;;
+    esac
+done
+
+if [ $list = 1 ]; then
+    printf '%s\n' "${PACKAGES[@]}"
+    exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -174,9 +174,10 @@ SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
 FROM (SELECT snowflake_nextval() AS id FROM parallel_rows) s;
 SELECT s.ids_issued - b.ids_issued AS ids_taken FROM snowflake_stats s, stats_before b;
 -- The same with the whole query forced into a parallel worker.
-SET force_parallel_mode = on;
+-- (force_parallel_mode is debug_parallel_query from PostgreSQL 16 on.)
+DO $$ BEGIN EXECUTE format('SET %I = on', CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END); END $$;
 SELECT snowflake_worker_id(snowflake_nextval()) AS worker_in_parallel_worker;
-RESET force_parallel_mode;
+DO $$ BEGIN EXECUTE format('RESET %I', CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END); END $$;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

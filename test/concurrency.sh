@@ -38,8 +38,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 
 TARGET=${SNOWFLAKE_CONCURRENCY_IDS:-2000000}

@@ -16,8 +16,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 
 CLIENTS=4

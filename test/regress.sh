@@ -23,8 +23,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 

@@ -4,7 +4,12 @@
 # suite failed. Each suite is a command that exits 0 on success; suites that
 # need a server start their own throwaway instances.
 #
-# Run through `make test`, which builds and installs first.
+# Run through `make test`, which builds and installs first. The version
+# matrix (scripts/matrix.sh) runs this same file inside its chroots.
+#
+# Choosing suites, by the names below (comma-separated):
+#   RUN_ONLY="pg_regress,pgTAP" test/run_all.sh   only these
+#   RUN_SKIP="fault injection" test/run_all.sh    all but these
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,11 +22,30 @@ SUITES=(
     "snowflake-inspect|test/inspect.sh"
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
+    "upgrade|test/upgrade.sh"
+    "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "worker id leases|test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
 )
+
+# RUN_ONLY / RUN_SKIP: keep the chosen suites; a name that matches no suite
+# is an error, so that a typo does not silently run nothing.
+chosen=()
+for entry in "${SUITES[@]}"; do
+    name=${entry%%|*}
+    if [ -n "${RUN_ONLY:-}" ] && [[ ",$RUN_ONLY," != *",$name,"* ]]; then continue; fi
+    if [ -n "${RUN_SKIP:-}" ] && [[ ",$RUN_SKIP," == *",$name,"* ]]; then continue; fi
+    chosen+=("$entry")
+done
+IFS=, read -r -a asked <<<"${RUN_ONLY:-}${RUN_ONLY:+,}${RUN_SKIP:-}"
+for a in "${asked[@]}"; do
+    known=0
+    for entry in "${SUITES[@]}"; do [ "${entry%%|*}" = "$a" ] && known=1; done
+    [ $known = 1 ] || { echo "run_all: no suite named '$a'" >&2; exit 2; }
+done
+SUITES=("${chosen[@]}")
 
 passed=0
 failed=0

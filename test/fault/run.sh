@@ -47,8 +47,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 FAULT_DIR=$PWD/test/fault
 . "$FAULT_DIR/lib.sh"

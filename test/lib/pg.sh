@@ -5,7 +5,8 @@
 # socket inside that directory only (no TCP port to collide with), and is
 # stopped by pg_cleanup_all, which callers install as an EXIT trap.
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
+PG_CONFIG=${PG_CONFIG:-pg_config}   # the Makefile passes its own; one place sets it
+export PG_CONFIG
 PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
 PG_INSTANCES=()
@@ -42,6 +43,9 @@ pg_init() {
         echo "port = $PG_PORT"
         echo "fsync = off"
         echo "logging_collector = off"
+        # PostgreSQL 18's pg_catalog.uuidv7() would otherwise shadow the
+        # extension's, which the tests are about (README: UUIDv7 on PostgreSQL 18).
+        echo "search_path = '\"\$user\", public, pg_catalog'"
         for line in "$@"; do echo "$line"; done
     } | as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
 }

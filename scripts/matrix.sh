@@ -1,0 +1,156 @@
+#!/bin/bash
+# The version matrix (make test-matrix): snowflake built, packaged and tested
+# against the PostgreSQL of other Debian releases, each in its own chroot
+# (scripts/chroot.sh, cached in /var/cache/snowflake-matrix):
+#
+#   trixie  PostgreSQL 17      sid  PostgreSQL 18
+#
+# In each chroot, from a fresh copy of this source tree: `make` (warnings
+# shown; errors only with MATRIX_WERROR=1, see below), `make install`, the
+# core unit tests binary, then test/run_all.sh, the same suite runner as on
+# the host, with PG_CONFIG pointing at that version, so that a suite added to
+# run_all.sh runs here too; then `make deb`, and the package is installed
+# into a throwaway copy of a clean chroot of the same release and used
+# (test/deb_install.sh). The host's own package (PostgreSQL 15) is built the
+# same way and tested in a clean bookworm chroot. Nothing is installed into
+# the host's PostgreSQL.
+#
+# Choosing what runs (the one place for it):
+#   MATRIX_RELEASES   Debian releases, default "trixie sid"
+#   MATRIX_TESTS      suites of test/run_all.sh, comma-separated, or "all"
+#                     (default): every suite except those in MATRIX_SKIP
+#   MATRIX_SKIP       default "core unit tests (ASan+UBSan)" (no PostgreSQL
+#                     in it: the host runs it)
+#   MATRIX_DEB        1 (default) builds and tests the packages, 0 skips them
+#   MATRIX_WERROR     1 makes compiler warnings errors on the other versions
+#                     too (default 0: a newer compiler's new warning is shown,
+#                     and fails the host build only, where -Werror applies)
+#
+# Ends with one line per step and "N passed, N failed"; exits non-zero if any
+# step failed. Needs root, debootstrap and network access to the Debian
+# archive (for the first run; later runs reuse the cached chroots).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+
+MATRIX_RELEASES=${MATRIX_RELEASES:-trixie sid}
+MATRIX_TESTS=${MATRIX_TESTS:-all}
+MATRIX_SKIP=${MATRIX_SKIP:-core unit tests (ASan+UBSan)}
+MATRIX_DEB=${MATRIX_DEB:-1}
+MATRIX_WERROR=${MATRIX_WERROR:-0}
+
+# --- inside a chroot: build, install, run the suites, package -------------
+if [ "${1:-}" = --inside ]; then
+    set -e
+    major=$2
+    export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
+    werror=""
+    [ "$MATRIX_WERROR" = 1 ] && werror=-Werror
+    echo "--- PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2), $(g++ --version | head -1)"
+    make -s clean >/dev/null 2>&1 || true
+    make -j2 WERROR="$werror" all 2>&1 | tee build/make.log
+    if grep -q 'warning:' build/make.log; then
+        echo "--- compiler warnings on PostgreSQL $major (not errors for users' builds):"
+        grep 'warning:' build/make.log | sort -u
+    fi
+    make -s install
+    make -s build/unit_tests
+    status=0
+    if [ "$MATRIX_TESTS" = all ]; then
+        RUN_SKIP="$MATRIX_SKIP" test/run_all.sh || status=$?
+    else
+        RUN_ONLY="$MATRIX_TESTS" test/run_all.sh || status=$?
+    fi
+    if [ "$MATRIX_DEB" = 1 ]; then
+        make -s deb || status=1
+    fi
+    exit $status
+fi
+
+# --- on the host ------------------------------------------------------------
+[ "$(id -u)" = 0 ] || { echo "matrix: needs root (debootstrap, chroot)" >&2; exit 1; }
+scripts/deps.sh matrix || exit 1
+
+START=$(date +%s)
+RESULTS=()
+failed=0
+step() {  # step NAME CMD...: run, time and record a step
+    local name=$1 t0 status=0; shift
+    t0=$(date +%s)
+    echo
+    echo "=== matrix: $name"
+    "$@" || status=$?
+    local took=$(( $(date +%s) - t0 ))
+    if [ $status = 0 ]; then
+        RESULTS+=("ok      $name (${took} s)")
+    else
+        RESULTS+=("FAILED  $name (${took} s)")
+        failed=$((failed + 1))
+    fi
+    echo "=== matrix: $name: $([ $status = 0 ] && echo ok || echo FAILED) (${took} s)"
+    return $status
+}
+
+# copy_source ROOT: a fresh copy of the source tree at ROOT/opt/snowflake.
+copy_source() {
+    local dest=$1/opt/snowflake
+    rm -rf "$dest"
+    mkdir -p "$dest/build"
+    tar -C "$SRC" --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.so' \
+        --exclude='*.bc' --exclude=./results --exclude='./tmp_check*' -cf - . | tar -C "$dest" -xf -
+}
+
+# deb_test RELEASE DEB: install DEB into a throwaway clean chroot and use it.
+deb_test() {
+    local release=$1 deb=$2 input
+    input=$(mktemp -d)
+    mkdir -p "$input/test/lib"
+    cp "$deb" "$input/"
+    cp test/deb_install.sh "$input/test/"
+    cp test/lib/pg.sh "$input/test/lib/"
+    local status=0
+    CHROOT_INPUT=$input scripts/chroot.sh throwaway "$release" \
+        /opt/input/test/deb_install.sh "/opt/input/$(basename "$deb")" || status=$?
+    rm -rf "$input"
+    return $status
+}
+
+# The host's package (the host's PostgreSQL, through PG_CONFIG).
+if [ "$MATRIX_DEB" = 1 ]; then
+    host_major=$("${PG_CONFIG:-pg_config}" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+    host_release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+    if step "PostgreSQL $host_major: make deb (host)" make -s deb; then
+        deb=$(ls build/deb/postgresql-"$host_major"-snowflake_*.deb | tail -1)
+        step "PostgreSQL $host_major: install $(basename "$deb") into a clean $host_release chroot" \
+            deb_test "$host_release" "$deb"
+    fi
+fi
+
+for release in $MATRIX_RELEASES; do
+    major=$(scripts/chroot.sh pg-major "$release") || exit 1
+    step "$release: chroot with PostgreSQL $major" scripts/chroot.sh setup "$release" || continue
+    root=$(scripts/chroot.sh path "$release")
+    copy_source "$root"
+    step "PostgreSQL $major ($release): build, install, suites, make deb" \
+        scripts/chroot.sh run "$release" env MATRIX_TESTS="$MATRIX_TESTS" MATRIX_SKIP="$MATRIX_SKIP" \
+        MATRIX_DEB="$MATRIX_DEB" MATRIX_WERROR="$MATRIX_WERROR" \
+        bash -c "cd /opt/snowflake && scripts/matrix.sh --inside $major"
+    if [ "$MATRIX_DEB" = 1 ]; then
+        deb=$(ls "$root"/opt/snowflake/build/deb/postgresql-"$major"-snowflake_*.deb 2>/dev/null | tail -1)
+        if [ -n "$deb" ]; then
+            mkdir -p build/deb
+            cp "$deb" build/deb/
+            step "PostgreSQL $major: install $(basename "$deb") into a clean $release chroot" \
+                deb_test "$release" "$deb"
+        else
+            RESULTS+=("FAILED  PostgreSQL $major: no package was built")
+            failed=$((failed + 1))
+        fi
+    fi
+done
+
+echo
+echo "=== matrix summary ($(( $(date +%s) - START )) s)"
+printf '%s\n' "${RESULTS[@]}"
+echo "$(( ${#RESULTS[@]} - failed )) passed, $failed failed"
+[ $failed -eq 0 ]
