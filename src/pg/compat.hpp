@@ -47,3 +47,14 @@ static inline int sf_my_backend_slot(void) {
     return MyBackendId == InvalidBackendId ? 0 : MyBackendId;
 #endif
 }
+
+// A WaitEventSet for a background worker's lifetime: PostgreSQL 17 ties it to
+// a resource owner (none here: it lives until the process exits), earlier
+// versions to a memory context.
+static inline WaitEventSet* sf_create_wait_event_set(int nevents) {
+#if PG_VERSION_NUM >= 170000
+    return CreateWaitEventSet(NULL, nevents);
+#else
+    return CreateWaitEventSet(TopMemoryContext, nevents);
+#endif
+}

@@ -392,7 +392,7 @@ size_t unescape(void*, MHD_Connection*, char* s) {
 
 // libmicrohttpd's messages concern single clients (malformed requests,
 // closed connections): DEBUG1, so that a hostile client cannot flood the log.
-void log_mhd(void*, const char* fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) void log_mhd(void*, const char* fmt, va_list ap) {
     char buf[512];
     vsnprintf(buf, sizeof(buf), fmt, ap);
     const size_t n = strlen(buf);
@@ -481,7 +481,7 @@ extern "C" void snowflake_http_worker_main(Datum) {
         elog(LOG, "snowflake HTTP endpoint: libmicrohttpd gave no epoll descriptor");
         proc_exit(1);
     }
-    WaitEventSet* set = CreateWaitEventSet(TopMemoryContext, 3);
+    WaitEventSet* set = sf_create_wait_event_set(3);
     AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, nullptr);
     AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, nullptr, nullptr);
     AddWaitEventToSet(set, WL_SOCKET_READABLE, info->epoll_fd, nullptr, nullptr);

@@ -31,6 +31,7 @@ extern "C" {
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #if PG_VERSION_NUM < 150000
 #include "postmaster/autovacuum.h"
