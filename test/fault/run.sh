@@ -846,8 +846,10 @@ storage_fault() {
     printf '%s\n' "$*" >"$dir/storage_fault.tmp"
     mv -f "$dir/storage_fault.tmp" "$dir/storage_fault"
 }
+# reservation_behind DIR [SECONDS]: the reservation ended more than SECONDS
+# (default 0) ago.
 reservation_behind() {
-    [ "$(pg_val "$1" "SELECT high_water_mark < clock_timestamp() FROM snowflake_stats")" = t ]
+    [ "$(pg_val "$1" "SELECT high_water_mark < clock_timestamp() - interval '${2:-0} s' FROM snowflake_stats")" = t ]
 }
 ids_flow() { [ "$(pg_val "$1" "SELECT state FROM try_nextval()" 2>/dev/null)" = 00000 ]; }
 nextval_waiting() {
@@ -877,10 +879,13 @@ case_11() {
     cmp_num "11a: reservation_window_ms grew to twice that" "$(stat_val "$D" reservation_window_ms)" -ge 2400
 
     # 10 s per fsync: the reservation runs out while the worker writes. A call
-    # waiting for it ends at statement_timeout, or at a cancel, at once.
+    # waiting for it ends at statement_timeout, or at a cancel, at once. The
+    # reservation must have ended 1.5 s ago: a write begun with the 1.2 s
+    # delay would have renewed it by then, so the write in flight is a 10 s
+    # one, with at least 7 s of it left.
     storage_fault "$D" fsync_delay_ms 10000
     before=$(pg_val "$D" "SELECT max(id) FROM ids")
-    if wait_for "reservation behind" 15 reservation_behind "$D"; then
+    if wait_for "reservation behind" 20 reservation_behind "$D" 1.5; then
         t0=$(real_now)
         v=$(PG_TIMEOUT=40 pg_psql "$D" -A -t -c "SET statement_timeout = '500ms'" -c "SELECT snowflake_nextval()" 2>&1)
         el=$(elapsed_since "$t0")
