@@ -90,11 +90,13 @@ deps:
 	@scripts/deps.sh
 
 # snowflake-inspect, built on the core; its version is the extension's.
-SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)
+SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowflake.control)
+# Installed for users: warnings are errors only in the project's builds.
+INSPECT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra $(WERROR) -I$(srcdir)/src
 $(BUILD)/snowflake-inspect: src/inspect/main.cpp $(INSPECT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp) snowflake.control
 	@mkdir -p $(BUILD)
-	$(CXX) $(CORE_CXXFLAGS) -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"' -o $@ \
-	    src/inspect/main.cpp $(INSPECT_SRCS) $(CORE_SRCS)
+	$(CXX) $(INSPECT_CXXFLAGS) -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"' -o $@ \
+	    $(filter %.cpp,$^)
 
 # Core and inspector unit tests: pure C++, no server.
 $(BUILD)/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp)
