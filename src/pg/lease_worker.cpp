@@ -362,10 +362,10 @@ void run() {
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-        }
+        // Every setting this worker reads needs a restart, so a reload has
+        // nothing for it; and ProcessConfigFile() could raise an error here,
+        // over live C++ objects.
+        ConfigReloadPending = false;
     }
     lease.shutdown(&hook);
 }
