@@ -355,7 +355,7 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     // A mark write that timed out during the freeze may still be applied
     // when etcd resumes: then the mark's revision is not the one this node
     // knows, and it waits out the reservation (up to the window) to be safe.
-    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, core::kEtcdMarkWindowMs + 3000)) << a.debug();
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 2 * (core::kEtcdMarkWindowMs + 3000))) << a.debug();
     EXPECT_TRUE(a.shutdown());
 }
 
