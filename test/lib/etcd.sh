@@ -74,11 +74,11 @@ etcd_start() {
 # test froze them), by pid.
 etcd_stop() {
     local p
-    for p in "${ETCD_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
+    for p in "${ETCD_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -TERM "$p" 2>/dev/null || true; done
     for p in "${ETCD_PIDS[@]}"; do
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
+        kill -KILL "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
     done
     ETCD_PIDS=()
 }
