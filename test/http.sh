@@ -26,6 +26,8 @@
 #      the worker exits quietly
 #   9  no worker id: /healthz 503 (55000); a bad snowflake.http_listen stops
 #      the server at start, naming the setting
+#  10  64 clients that trickle header lines and never finish (slowloris):
+#      the server closes each after 10 s and answers others again
 #
 # Usage: test/http.sh [case number ...]   (default: every case_N below)
 # Needs root or the postgres user, curl, wrk, jq, pgbench, pg_basebackup,
@@ -601,6 +603,61 @@ case_9() {
                 "$(grep FATAL "$C/server.log" | tail -1)" 'invalid value for parameter "snowflake.http_listen"'
         fi
     done
+}
+
+case_10() {
+    echo "# case 10: clients that trickle bytes (slowloris) hold a connection slot for at most 10 s"
+    start_a || return
+    local port i t0 wpid closed=0 early=0 late=0 e
+    port=$(cat "$A/http_port")
+    wpid=$(worker_pid "$A")
+    rm -f "$SHIM_DIR"/slow.*
+    t0=$(real_now)
+    # 64 connections, every slot: each sends a header line every second and
+    # never ends its headers, so it is never idle. Each records when the
+    # server ended it (EOF or a failed write), or "never" after 25 s.
+    for i in $(seq 1 64); do
+        (
+            trap '' PIPE
+            exec 3<>"/dev/tcp/127.0.0.1/$port" || { echo refused >"$SHIM_DIR/slow.$i"; exit 0; }
+            printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n' >&3
+            for _ in $(seq 1 25); do
+                printf 'X-Slow: 1\r\n' >&3 2>/dev/null || { elapsed_since "$t0" >"$SHIM_DIR/slow.$i"; exit 0; }
+                IFS= read -r -t 1 _ <&3
+                [ $? -gt 128 ] || { elapsed_since "$t0" >"$SHIM_DIR/slow.$i"; exit 0; }
+            done
+            echo never >"$SHIM_DIR/slow.$i"
+        ) &
+        BG_PIDS+=($!)
+    done
+    sleep 2
+    is "10: with every slot held, a new connection is closed unanswered" \
+        "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "$(url "$A" /healthz)")" 000
+    if wait_for "answered" 20 sh -c "curl -s -m 1 -o /dev/null -w '%{http_code}' '$(url "$A" /healthz)' | grep -q 200"; then
+        ok "10: /healthz is answered again once the trickling clients' 10 s are up"
+    else
+        not_ok "10: /healthz is answered again once the trickling clients' 10 s are up" "after $(elapsed_since "$t0") s"
+    fi
+    e=$(elapsed_since "$t0")
+    if fcmp "$e" '>=' 9 && fcmp "$e" '<=' 15; then
+        ok "10: ... 9 to 15 s after they connected ($e s)"
+    else
+        not_ok "10: ... 9 to 15 s after they connected" "after $e s"
+    fi
+    wait "${BG_PIDS[@]}" 2>/dev/null
+    BG_PIDS=()
+    for i in $(seq 1 64); do
+        e=$(cat "$SHIM_DIR/slow.$i" 2>/dev/null)
+        if [[ $e =~ ^[0-9.]+$ ]]; then
+            closed=$((closed + 1))
+            fcmp "$e" '<' 9 && early=$((early + 1))
+            fcmp "$e" '>' 14 && late=$((late + 1))
+        fi
+    done
+    is "10: the server closed all 64 trickling connections" "$closed" 64
+    is "10: ... none before 9 s" "$early" 0
+    is "10: ... none after 14 s" "$late" 0
+    is "10: ... the same worker process" "$(worker_pid "$A")" "$wpid"
 }
 
 # The cases are the case_N functions defined above; arguments pick some.

@@ -562,4 +562,52 @@ void format_uuid(char* out, const Uuid& u) noexcept {
     out[j] = '\0';
 }
 
+// --- time limits on clients -------------------------------------------------
+
+int ClientClocks::open(int64_t now_ms) noexcept {
+    for (int i = 0; i < kMaxConnections; i++) {
+        if (!slots_[i].used) {
+            slots_[i] = Slot{true, true, false, now_ms};
+            return i;
+        }
+    }
+    return -1;
+}
+
+void ClientClocks::client_turn(int slot, int64_t now_ms) noexcept {
+    if (slot < 0 || slot >= kMaxConnections || !slots_[slot].used) return;
+    slots_[slot].timed = true;
+    slots_[slot].reported = false;
+    slots_[slot].since_ms = now_ms;
+}
+
+void ClientClocks::server_turn(int slot) noexcept {
+    if (slot < 0 || slot >= kMaxConnections || !slots_[slot].used) return;
+    slots_[slot].timed = false;
+    slots_[slot].reported = false;
+}
+
+void ClientClocks::close(int slot) noexcept {
+    if (slot < 0 || slot >= kMaxConnections) return;
+    slots_[slot] = Slot{};
+}
+
+int ClientClocks::overdue(int64_t now_ms, int* out, int cap) noexcept {
+    int n = 0;
+    for (int i = 0; i < kMaxConnections && n < cap; i++) {
+        Slot& s = slots_[i];
+        if (s.used && s.timed && !s.reported && now_ms - s.since_ms > kClientTurnLimitMs) {
+            s.reported = true;
+            out[n++] = i;
+        }
+    }
+    return n;
+}
+
+int ClientClocks::in_use() const noexcept {
+    int n = 0;
+    for (const Slot& s : slots_) n += s.used ? 1 : 0;
+    return n;
+}
+
 }  // namespace snowflake::core::http

@@ -71,6 +71,44 @@ struct ListenAddress {
 };
 const char* parse_listen(const char* text, ListenAddress* out) noexcept;
 
+// --- time limits on clients -------------------------------------------------
+
+// libmicrohttpd closes a connection that sends nothing for its idle timeout,
+// but a client that trickles a byte every few seconds (slowloris) is never
+// idle, and a handful of them could hold every connection slot for as long
+// as they liked. So each client has kClientTurnLimitMs to send a request
+// (from its connection, or from the end of its previous answer) and as long
+// to read an answer; the time the server spends deciding is not counted.
+// ClientClocks keeps that per connection slot; the worker closes the
+// connections overdue() names.
+constexpr int kMaxConnections = 64;
+constexpr int64_t kClientTurnLimitMs = 10000;
+
+class ClientClocks {
+public:
+    // A slot for a new connection, its client's turn starting now; -1 when
+    // every slot is taken.
+    int open(int64_t now_ms) noexcept;
+    // The client is to send (or read) from now: its time starts again.
+    void client_turn(int slot, int64_t now_ms) noexcept;
+    // The server decides: no limit until the next client_turn.
+    void server_turn(int slot) noexcept;
+    void close(int slot) noexcept;
+    // Writes up to cap slots whose client has had its turn for longer than
+    // kClientTurnLimitMs into out, each once per turn; returns how many.
+    int overdue(int64_t now_ms, int* out, int cap) noexcept;
+    int in_use() const noexcept;
+
+private:
+    struct Slot {
+        bool used = false;
+        bool timed = false;     // the client's turn: since_ms counts
+        bool reported = false;  // overdue() named it in this turn
+        int64_t since_ms = 0;
+    };
+    Slot slots_[kMaxConnections];
+};
+
 // --- output -----------------------------------------------------------------
 
 // Room needed for format_ids_json / format_uuids_json of count values.

@@ -18,10 +18,13 @@
 // with the error only; the ids taken before it are dropped (a gap, never an
 // id given twice). An error can never unwind through libmicrohttpd's frames.
 //
-// Limits: at most kMaxConnections connections (more are closed at once), a
-// connection idle for kIdleTimeoutS seconds is closed, and a request's
+// Limits: at most http::kMaxConnections connections (more are closed at
+// once), a connection idle for kIdleTimeoutS seconds is closed, a request's
 // headers must fit in kConnectionMemory bytes (larger: 431 from
-// libmicrohttpd). The worker itself never blocks on a client.
+// libmicrohttpd), and a client has http::kClientTurnLimitMs to send each
+// request and as long to read each answer (core::http::ClientClocks; the
+// worker shuts down the socket of a client past it, and libmicrohttpd then
+// closes the connection). The worker itself never blocks on a client.
 
 #include <cerrno>
 #include <cstdarg>
@@ -33,6 +36,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <cstdint>
 
 #include "../core/http_api.hpp"
 #include "snowflake.hpp"
@@ -56,7 +60,6 @@ namespace snowflake::pg {
 namespace {
 
 constexpr long kTurnMs = 100;  // longest wait between turns of the loop
-constexpr unsigned kMaxConnections = 64;
 constexpr unsigned kIdleTimeoutS = 10;
 constexpr size_t kConnectionMemory = 16 * 1024;
 constexpr size_t kMetricsCapacity = 32 * 1024;
@@ -67,6 +70,53 @@ constexpr int kRestartS = 5;  // bgw_restart_time
 
 MemoryContext request_cxt = nullptr;
 int marker;  // *con_cls of a GET request whose headers were seen
+
+// Each connection's client time (the slot is the connection's socket
+// context, plus one), and the connection in each slot.
+http::ClientClocks clocks;
+MHD_Connection* slot_connection[http::kMaxConnections];
+
+int64_t mono_ms() { return monotonic_us() / 1000; }
+
+int slot_of(MHD_Connection* c) {
+    const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i == nullptr ? -1 : static_cast<int>(reinterpret_cast<intptr_t>(i->socket_context)) - 1;
+}
+
+void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode toe) {
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const int slot = clocks.open(mono_ms());
+        if (slot >= 0) slot_connection[slot] = c;
+        *socket_context = reinterpret_cast<void*>(static_cast<intptr_t>(slot + 1));
+    } else {
+        const int slot = static_cast<int>(reinterpret_cast<intptr_t>(*socket_context)) - 1;
+        if (slot >= 0) {
+            clocks.close(slot);
+            slot_connection[slot] = nullptr;
+        }
+    }
+}
+
+// A request ended (answer sent, or the connection closed): the client's
+// time for the next one starts.
+void on_completed(void*, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
+    clocks.client_turn(slot_of(c), mono_ms());
+}
+
+// Shuts down the sockets of clients past their time; libmicrohttpd sees the
+// end of the stream and closes each connection (and calls on_connection).
+void close_overdue_clients() {
+    int slots[http::kMaxConnections];
+    const int n = clocks.overdue(mono_ms(), slots, http::kMaxConnections);
+    for (int i = 0; i < n; i++) {
+        MHD_Connection* c = slot_connection[slots[i]];
+        const MHD_ConnectionInfo* info =
+            c == nullptr ? nullptr : MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (info != nullptr) (void)shutdown(info->connect_fd, SHUT_RDWR);
+    }
+    if (n > 0)
+        ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: closed %d connection(s) past their time", n)));
+}
 
 // An error of the id path, copied out of PostgreSQL's error state.
 struct ErrorReply {
@@ -370,11 +420,15 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
         return MHD_YES;
     }
     Reply r;
+    const int slot = slot_of(c);
+    clocks.server_turn(slot);
     const MemoryContext old = MemoryContextSwitchTo(request_cxt);
     decide(c, route, &r);
     MemoryContextSwitchTo(old);
     MemoryContextReset(request_cxt);
-    return send_reply(c, &r);
+    const MHD_Result ret = send_reply(c, &r);
+    clocks.client_turn(slot, mono_ms());  // to read the answer
+    return ret;
 }
 
 // Percent-decoding of the path and the query, by libmicrohttpd's own
@@ -429,11 +483,13 @@ MHD_Daemon* start_daemon() {
     MHD_Daemon* d = MHD_start_daemon(
         flags, static_cast<uint16_t>(a.port), nullptr, nullptr, &handle_request, nullptr,
         MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&ss),
-        MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
+        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(http::kMaxConnections),
         MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
         MHD_OPTION_EXTERNAL_LOGGER, &log_mhd, nullptr,
         MHD_OPTION_UNESCAPE_CALLBACK, &unescape, nullptr,
+        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, nullptr,
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr,
         MHD_OPTION_END);
     if (d == nullptr) {
         ereport(LOG, (errcode_for_socket_access(),
@@ -502,6 +558,7 @@ extern "C" void snowflake_http_worker_main(Datum) {
             ProcessConfigFile(PGC_SIGHUP);
         }
         (void)MHD_run(d);
+        sp::close_overdue_clients();
     }
     // Closes the listening socket and every connection, kept-alive ones too.
     MHD_stop_daemon(d);

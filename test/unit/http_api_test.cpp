@@ -288,3 +288,75 @@ TEST(HttpListen, Parse) {
         EXPECT_NE(parse_listen(bad, &a), nullptr) << bad;
     EXPECT_NE(parse_listen(nullptr, &a), nullptr);
 }
+
+TEST(ClientClocks, AClientThatNeverFinishesIsOverdueOnceAfterTheLimit) {
+    ClientClocks c;
+    const int s = c.open(1000);
+    ASSERT_GE(s, 0);
+    int out[kMaxConnections];
+    EXPECT_EQ(c.overdue(1000 + kClientTurnLimitMs, out, kMaxConnections), 0);
+    ASSERT_EQ(c.overdue(1001 + kClientTurnLimitMs, out, kMaxConnections), 1);
+    EXPECT_EQ(out[0], s);
+    EXPECT_EQ(c.overdue(5000 + kClientTurnLimitMs, out, kMaxConnections), 0) << "named once";
+}
+
+TEST(ClientClocks, TheServersTimeIsNotCounted) {
+    ClientClocks c;
+    int out[kMaxConnections];
+    const int s = c.open(0);
+    c.server_turn(s);  // headers complete at once, then a long wait for ids
+    EXPECT_EQ(c.overdue(60000, out, kMaxConnections), 0);
+    c.client_turn(s, 60000);  // the answer is queued: the client reads it
+    EXPECT_EQ(c.overdue(60000 + kClientTurnLimitMs, out, kMaxConnections), 0);
+    EXPECT_EQ(c.overdue(60001 + kClientTurnLimitMs, out, kMaxConnections), 1);
+}
+
+TEST(ClientClocks, EachRequestStartsTheClientsTimeAgain) {
+    ClientClocks c;
+    int out[kMaxConnections];
+    const int s = c.open(0);
+    // A kept-alive connection with a request every 6 s is never overdue.
+    for (int64_t t = 6000; t < 100000; t += 6000) {
+        c.server_turn(s);
+        c.client_turn(s, t);
+        EXPECT_EQ(c.overdue(t + 5999, out, kMaxConnections), 0) << t;
+    }
+}
+
+TEST(ClientClocks, SlotsAreReusedAndLimited) {
+    ClientClocks c;
+    int slots[kMaxConnections];
+    for (int i = 0; i < kMaxConnections; i++) {
+        slots[i] = c.open(i);
+        ASSERT_EQ(slots[i], i);
+    }
+    EXPECT_EQ(c.open(100), -1);
+    EXPECT_EQ(c.in_use(), kMaxConnections);
+    c.close(slots[10]);
+    EXPECT_EQ(c.in_use(), kMaxConnections - 1);
+    EXPECT_EQ(c.open(200), 10);
+    // A reused slot starts fresh: only the old connections are overdue.
+    int out[kMaxConnections];
+    EXPECT_EQ(c.overdue(200 + kClientTurnLimitMs, out, kMaxConnections), kMaxConnections - 1);
+    for (int i = 0; i < kMaxConnections - 1; i++) EXPECT_NE(out[i], 10);
+}
+
+TEST(ClientClocks, BadSlotsAreIgnored) {
+    ClientClocks c;
+    c.client_turn(-1, 0);
+    c.server_turn(kMaxConnections);
+    c.close(-5);
+    c.client_turn(3, 0);  // not open
+    int out[kMaxConnections];
+    EXPECT_EQ(c.overdue(1000000, out, kMaxConnections), 0);
+    EXPECT_EQ(c.in_use(), 0);
+}
+
+TEST(ClientClocks, OverdueNamesAtMostCapAndTheRestLater) {
+    ClientClocks c;
+    for (int i = 0; i < 5; i++) c.open(0);
+    int out[kMaxConnections];
+    EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, 2), 2);
+    EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, kMaxConnections), 3);
+    EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, kMaxConnections), 0);
+}
