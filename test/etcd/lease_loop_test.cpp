@@ -236,6 +236,13 @@ private:
             etcd_reserved_ = until;
             mark_revision_ = r.revision;
             mark_requested_ = false;
+        } else if (r.status.ok()) {
+            // The mark or the claim changed under us (a write that timed out
+            // during a freeze and was applied afterwards, say): as the glue
+            // does (lease_worker.cpp, renew_mark), the id is given up and a
+            // lease taken again, which reads the mark anew. Retrying with the
+            // old revision would fail for ever.
+            core::lease_on_lease_gone(lease_, cfg_, mono_ns());
         }
     }
 
@@ -354,7 +361,8 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     EXPECT_EQ(a.lease().worker, worker);
     // A mark write that timed out during the freeze may still be applied
     // when etcd resumes: then the mark's revision is not the one this node
-    // knows, and it waits out the reservation (up to the window) to be safe.
+    // knows; it gives the id up, leases one again and waits out the
+    // reservation (up to the window) to be safe.
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 2 * (core::kEtcdMarkWindowMs + 3000))) << a.debug();
     EXPECT_TRUE(a.shutdown());
 }
