@@ -28,6 +28,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,7 +37,6 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <cstdint>
 
 #include "../core/http_api.hpp"
 #include "snowflake.hpp"
@@ -86,7 +86,10 @@ int slot_of(MHD_Connection* c) {
 void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode toe) {
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const int slot = clocks.open(mono_ms());
-        if (slot >= 0) slot_connection[slot] = c;
+        if (slot >= 0)
+            slot_connection[slot] = c;
+        else  // cannot happen: libmicrohttpd keeps to the same limit
+            elog(LOG, "snowflake HTTP endpoint: a connection beyond %d has no time limit", http::kMaxConnections);
         *socket_context = reinterpret_cast<void*>(static_cast<intptr_t>(slot + 1));
     } else {
         const int slot = static_cast<int>(reinterpret_cast<intptr_t>(*socket_context)) - 1;
@@ -94,6 +97,7 @@ void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_Connecti
             clocks.close(slot);
             slot_connection[slot] = nullptr;
         }
+        *socket_context = nullptr;
     }
 }
 
@@ -105,9 +109,12 @@ void on_completed(void*, MHD_Connection* c, void**, MHD_RequestTerminationCode) 
 
 // Shuts down the sockets of clients past their time; libmicrohttpd sees the
 // end of the stream and closes each connection (and calls on_connection).
-void close_overdue_clients() {
+// now_ms: before the turn's MHD_run, which read whatever clients had sent
+// by then (a client whose request waited while the worker answered others
+// is not cut off for the worker's delay).
+void close_overdue_clients(int64_t now_ms) {
     int slots[http::kMaxConnections];
-    const int n = clocks.overdue(mono_ms(), slots, http::kMaxConnections);
+    const int n = clocks.overdue(now_ms, slots, http::kMaxConnections);
     for (int i = 0; i < n; i++) {
         MHD_Connection* c = slot_connection[slots[i]];
         const MHD_ConnectionInfo* info =
@@ -504,18 +511,10 @@ MHD_Daemon* start_daemon() {
 }  // namespace
 
 void register_http_worker() {
-    BackgroundWorker worker;
-    std::memset(&worker, 0, sizeof(worker));
-    // Shared memory only: ids and decoding need no database. Started with the
-    // postmaster, so that /healthz answers during recovery and on a standby.
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-    worker.bgw_restart_time = kRestartS;
-    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "snowflake_http_worker_main");
-    snprintf(worker.bgw_name, BGW_MAXLEN, "snowflake HTTP endpoint");
-    snprintf(worker.bgw_type, BGW_MAXLEN, "snowflake HTTP endpoint");
-    RegisterBackgroundWorker(&worker);
+    // Started with the postmaster, so that /healthz answers during recovery
+    // and on a standby.
+    register_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
+                    kRestartS);
 }
 
 }  // namespace snowflake::pg
@@ -557,8 +556,9 @@ extern "C" void snowflake_http_worker_main(Datum) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
+        const int64_t turn_ms = sp::mono_ms();
         (void)MHD_run(d);
-        sp::close_overdue_clients();
+        sp::close_overdue_clients(turn_ms);
     }
     // Closes the listening socket and every connection, kept-alive ones too.
     MHD_stop_daemon(d);

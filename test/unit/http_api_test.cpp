@@ -321,6 +321,22 @@ TEST(ClientClocks, EachRequestStartsTheClientsTimeAgain) {
         c.client_turn(s, t);
         EXPECT_EQ(c.overdue(t + 5999, out, kMaxConnections), 0) << t;
     }
+    // ... though 100 s have passed since it connected; without a request it
+    // is overdue once its last turn is too old.
+    EXPECT_EQ(c.overdue(96000 + kClientTurnLimitMs + 1, out, kMaxConnections), 1);
+}
+
+TEST(ClientClocks, EveryTurnMayBeOverdueOnce) {
+    ClientClocks c;
+    int out[kMaxConnections];
+    const int s = c.open(0);
+    ASSERT_EQ(c.overdue(kClientTurnLimitMs + 1, out, kMaxConnections), 1);
+    // Still open (the close had not taken effect): a new turn is timed anew
+    // and named again when it runs over.
+    c.server_turn(s);
+    c.client_turn(s, 20000);
+    EXPECT_EQ(c.overdue(20000 + kClientTurnLimitMs, out, kMaxConnections), 0);
+    EXPECT_EQ(c.overdue(20001 + kClientTurnLimitMs, out, kMaxConnections), 1);
 }
 
 TEST(ClientClocks, SlotsAreReusedAndLimited) {
