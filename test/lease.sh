@@ -16,10 +16,12 @@
 #      lease could expire in etcd and issue none after; ids resume after
 #      SIGCONT; no duplicate id across the run
 #   7  bad endpoints: nothing listening, an HTTP server that is not etcd: a
-#      clear SF003 at once, and a prompt shutdown; an unparsable URL stops
+#      clear SF003 at once (in SQL and on the HTTP endpoint's /healthz), and
+#      a prompt shutdown; an unparsable URL stops
 #      the server at start (FATAL naming the setting)
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
+# Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -237,8 +239,10 @@ is "6: no duplicate id across the run" \
 echo "# 7: bad endpoints"
 port=$(etcd_free_port)
 B=$(pg_tmpdir)
+hp=$(etcd_free_port)
+while [ "$hp" = "$port" ]; do hp=$(etcd_free_port); done
 pg_init "$B" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = 'http://127.0.0.1:$port'" \
-    "snowflake.lease_ttl = $TTL" >/dev/null
+    "snowflake.lease_ttl = $TTL" "snowflake.http_listen = '127.0.0.1:$hp'" >/dev/null
 start "$B" && helpers "$B"
 sleep 0.5
 t0=$(real_now)
@@ -247,6 +251,12 @@ is "7: nothing listening: SF003" "$state" SF003
 like "7: ... the detail says why" "$detail" "connection refused to http://127.0.0.1:$port"
 el=$(elapsed_since "$t0")
 if fcmp "$el" '<' 2; then ok "7: ... at once ($el s, a psql call)"; else not_ok "7: ... at once" "took $el s"; fi
+wait_for "http" 5 grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$hp" "$B/server.log"
+health=$(curl -s -m 5 -w ' %{http_code}' "http://127.0.0.1:$hp/healthz")
+is "7: the HTTP endpoint's /healthz: 503 with SF003" \
+    "$(jq -r .code <<<"${health% *}" 2>/dev/null) ${health##* }" "SF003 503"
+like "7: ... the reason says what the lease worker is doing, and why" "$(jq -r .reason <<<"${health% *}" 2>/dev/null)" \
+    "^no worker id lease is held: the lease worker is acquiring a worker id; last error: .*connection refused"
 t0=$(real_now); pg_stop "$B"; el=$(elapsed_since "$t0")
 if fcmp "$el" '<' 5; then ok "7: ... and it stops in $el s"; else not_ok "7: ... and it stops promptly" "took $el s"; fi
 

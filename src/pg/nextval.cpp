@@ -89,18 +89,24 @@ bool may_issue_now(int32_t* worker) {
     return *worker >= 0;
 }
 
-// SF003, saying what the lease worker is doing.
-void refuse_no_lease() {
-    char error[kErrorTextSize];
+// What the lease worker is doing while no id may be issued (a phrase after
+// "The lease worker"), and its last error (empty when none).
+const char* lease_trouble(char (&error)[kErrorTextSize]) {
     LWLockAcquire(shared->lock, LW_SHARED);
     snprintf(error, sizeof(error), "%s", shared->lease.last_error);
     const bool running = shared->lease.worker_latch != nullptr;
     LWLockRelease(shared->lock);
     const auto state = static_cast<core::LeaseState>(pg_atomic_read_u32(&shared->lease.state));
-    const char* doing = !running ? "is not running"
-                        : state == core::LeaseState::Held ? "holds a worker id whose lease may have expired (its deadline passed) and is renewing it"
-                        : state == core::LeaseState::Expired ? "lost its worker id and is acquiring one again"
-                                                              : "is acquiring a worker id";
+    return !running ? "is not running"
+           : state == core::LeaseState::Held ? "holds a worker id whose lease may have expired (its deadline passed) and is renewing it"
+           : state == core::LeaseState::Expired ? "lost its worker id and is acquiring one again"
+                                                 : "is acquiring a worker id";
+}
+
+// SF003, saying what the lease worker is doing.
+void refuse_no_lease() {
+    char error[kErrorTextSize];
+    const char* doing = lease_trouble(error);
     ereport(ERROR,
             (errcode(ERRCODE_SF_NO_LEASE),
              errmsg("no worker id lease is held"),
@@ -270,6 +276,23 @@ void report_clock(const core::Next& r, int64_t now_ms) {
              errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
 }
 
+// The generator's state from shared memory, the position read before the
+// clock (the protocol in shmem.cpp); *cur is the position read, *now the
+// clock. The caller holds the lock.
+core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
+    *cur = pg_atomic_read_u64(&shared->position);
+    pg_read_barrier();  // the position is read before the clock
+    *now = now_ms(epoch_us);
+    core::GeneratorState g;
+    g.last_ms = core::packed_ms(*cur);
+    g.sequence = core::packed_sequence(*cur);
+    g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    g.floor_ms = shared->floor_ms;
+    g.floor_grace_ms = shared->floor_grace_ms;
+    g.counters = shared->stats.generator;
+    return g;
+}
+
 // One step of the state machine under the lock: position first, then the
 // clock, then a swap (see the protocol in shmem.cpp).
 core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
@@ -277,16 +300,9 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
     core::Next r;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     for (;;) {
-        uint64 cur = pg_atomic_read_u64(&shared->position);
-        pg_read_barrier();  // the position is read before the clock
-        const int64_t now = now_ms(epoch_us);
-        core::GeneratorState g;
-        g.last_ms = core::packed_ms(cur);
-        g.sequence = core::packed_sequence(cur);
-        g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
-        g.floor_ms = shared->floor_ms;
-        g.floor_grace_ms = shared->floor_grace_ms;
-        g.counters = shared->stats.generator;
+        uint64 cur = 0;
+        int64_t now = 0;
+        core::GeneratorState g = load_state(epoch_us, &cur, &now);
         r = core::next_ids(g, now, config, max_count);
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
@@ -387,11 +403,10 @@ bool generator_ready(char* code, char* reason, size_t len) {
     int32_t worker = -1;
     if (!may_issue_now(&worker)) {
         char error[kErrorTextSize];
-        LWLockAcquire(shared->lock, LW_SHARED);
-        snprintf(error, sizeof(error), "%s", shared->lease.last_error);
-        LWLockRelease(shared->lock);
+        const char* doing = lease_trouble(error);
         snprintf(code, 6, "%s", "SF003");
-        snprintf(reason, len, "no worker id lease is held%s%s", error[0] != '\0' ? ": " : "", error);
+        snprintf(reason, len, "no worker id lease is held: the lease worker %s%s%s", doing,
+                 error[0] != '\0' ? "; last error: " : "", error);
         return false;
     }
     if (max_clock_error_ms > 0) {
@@ -407,16 +422,10 @@ bool generator_ready(char* code, char* reason, size_t len) {
     // machine would decide for one id now, on a copy (nothing is issued).
     core::Config config{worker, clock_tolerance_ms};
     const int64_t epoch_us = epoch_unix_us();
-    core::GeneratorState g;
+    uint64 cur = 0;
+    int64_t now = 0;
     LWLockAcquire(shared->lock, LW_SHARED);
-    const uint64 cur = pg_atomic_read_u64(&shared->position);
-    pg_read_barrier();  // the position is read before the clock (shmem.cpp)
-    const int64_t now = now_ms(epoch_us);
-    g.last_ms = core::packed_ms(cur);
-    g.sequence = core::packed_sequence(cur);
-    g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
-    g.floor_ms = shared->floor_ms;
-    g.floor_grace_ms = shared->floor_grace_ms;
+    core::GeneratorState g = load_state(epoch_us, &cur, &now);
     const WriteReport report = shared->report;
     LWLockRelease(shared->lock);
     const core::Next r = core::next_ids(g, now, config, 1);

@@ -22,6 +22,7 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "postmaster/bgworker.h"
 #if PG_VERSION_NUM >= 170000
 #include "storage/procnumber.h"
 #else
@@ -212,9 +213,11 @@ int write_mark(const snowflake::core::Mark& mark, const char** step);
 
 // worker.cpp: the process that keeps the reservation ahead of the clock.
 void register_mark_worker();             // _PG_init
-// Registers a background worker of this library started after recovery and
-// restarted a second after it exits with code 1.
-void register_worker(const char* function, const char* name);
+// Registers a background worker of this library (shared memory, no
+// database), started at start and restarted restart_s seconds after it
+// exits with code 1; by default after recovery, a second later.
+void register_worker(const char* function, const char* name,
+                     BgWorkerStartTime start = BgWorkerStart_RecoveryFinished, int restart_s = 1);
 // Asks the workers for a reservation covering ms (a backend, any lock free).
 void raise_demand(int64_t ms);
 int64_t demand_ms();

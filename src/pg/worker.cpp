@@ -144,12 +144,12 @@ void raise_demand(int64_t ms) {
     }
 }
 
-void register_worker(const char* function, const char* name) {
+void register_worker(const char* function, const char* name, BgWorkerStartTime start, int restart_s) {
     BackgroundWorker worker;
     std::memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-    worker.bgw_restart_time = 1;  // restarted a second after it exits with code 1
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;  // shared memory only, no database
+    worker.bgw_start_time = start;
+    worker.bgw_restart_time = restart_s;  // restarted this long after it exits with code 1
     snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
     snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
     snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
