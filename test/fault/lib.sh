@@ -40,6 +40,36 @@ not_ok() {
     for line in "$@"; do echo "#   $line"; done
 }
 
+# run_cases SUITE [case number ...]: runs the case_N functions the script
+# defined, in order (all of them, or those named), timing each, stops the
+# instances, prints the summary ("N passed, N failed") and returns non-zero
+# on any failure. Call it last: `run_cases fault "$@"; exit`.
+run_cases() {
+    # Names of its own (the cases run in this function's scope).
+    local rc_suite=$1 rc_c rc_t rc_start rc_cases rc_want
+    shift
+    mapfile -t rc_cases < <(declare -F | sed -n 's/^declare -f case_\([0-9][0-9]*\)$/\1/p' | sort -n)
+    rc_want=" ${*:-${rc_cases[*]}} "
+    for rc_c in $rc_want; do
+        declare -F "case_$rc_c" >/dev/null || { echo "unknown case: $rc_c (defined: ${rc_cases[*]})" >&2; return 2; }
+    done
+    rc_start=$(real_now)
+    for rc_c in "${rc_cases[@]}"; do
+        if [[ $rc_want == *" $rc_c "* ]]; then
+            rc_t=$(real_now)
+            "case_$rc_c"
+            echo "# case $rc_c took $(elapsed_since "$rc_t") s"
+        fi
+    done
+    pg_cleanup_all
+    echo "# $rc_suite suite took $(elapsed_since "$rc_start") s"
+    if [ "$T_FAILED" -gt 0 ]; then
+        printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
+    fi
+    echo "$T_PASSED passed, $T_FAILED failed"
+    [ "$T_FAILED" -eq 0 ]
+}
+
 # check DESC COMMAND...: ok if the command succeeds.
 check() {
     local desc=$1; shift

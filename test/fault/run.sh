@@ -1113,27 +1113,4 @@ case_15() {
     pg_stop "$H"
 }
 
-# The cases are the case_N functions defined above; arguments pick some.
-mapfile -t CASES < <(declare -F | sed -n 's/^declare -f case_\([0-9][0-9]*\)$/\1/p' | sort -n)
-WANT=" ${*:-${CASES[*]}} "
-want() { [[ $WANT == *" $1 "* ]]; }
-for c in $WANT; do
-    declare -F "case_$c" >/dev/null || { echo "unknown case: $c (defined: ${CASES[*]})" >&2; exit 2; }
-done
-
-START=$(real_now)
-for c in "${CASES[@]}"; do
-    if want "$c"; then
-        t=$(real_now)
-        "case_$c"
-        echo "# case $c took $(elapsed_since "$t") s"
-    fi
-done
-pg_cleanup_all
-
-echo "# fault suite took $(elapsed_since "$START") s"
-if [ "$T_FAILED" -gt 0 ]; then
-    printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
-fi
-echo "$T_PASSED passed, $T_FAILED failed"
-[ "$T_FAILED" -eq 0 ]
+run_cases fault "$@"
