@@ -4,6 +4,9 @@
 # cached between runs.
 #
 #   scripts/chroot.sh setup SUITE          build (or reuse) the chroot of SUITE
+#                                          (and the clean chroot beside it)
+#   scripts/chroot.sh setup-clean SUITE    build (or reuse) only the clean
+#                                          chroot of SUITE (see throwaway)
 #   scripts/chroot.sh run SUITE CMD...     run CMD inside it, as root, with
 #                                          /proc, /sys, /dev and /dev/shm mounted
 #   scripts/chroot.sh throwaway SUITE CMD...
@@ -74,14 +77,16 @@ want_marker() {
     { echo "suite=$1"; sources "$1"; packages "$1"; } | sha256sum | cut -d' ' -f1
 }
 
-# lock SUITE: one setup or run of a chroot at a time (they mount inside it);
-# held until this script exits.
+# lock NAME: one setup or run of a chroot at a time (they mount inside it);
+# held until this script exits. Each lock has a descriptor of its own, so
+# that taking a second one (SUITE, then SUITE-clean) keeps the first.
 lock() {
+    local fd
     mkdir -p "$MATRIX_CACHE"
-    exec 9>"$MATRIX_CACHE/$1.lock"
-    if ! flock -n 9; then
+    exec {fd}>"$MATRIX_CACHE/$1.lock"
+    if ! flock -n "$fd"; then
         echo "chroot: waiting for another user of the $1 chroot" >&2
-        flock 9
+        flock "$fd"
     fi
 }
 
@@ -152,6 +157,7 @@ setup() {
         apt_config "$root" "$suite"
         touch "$root/.snowflake-base"
         # Keep the bare system as the clean chroot (throwaway runs).
+        lock "$suite-clean"
         if [ ! -f "$root-clean/$MARKER" ]; then
             rm -rf --one-file-system "$root-clean"
             cp -a "$root" "$root-clean"
@@ -242,6 +248,7 @@ cmd=$1 suite=$2; shift 2
 pg_major "$suite" >/dev/null
 case $cmd in
     setup)    setup "$suite" ;;
+    setup-clean) [ "$(id -u)" = 0 ] || die "setup-clean needs root"; setup_clean "$suite" ;;
     run)      [ $# -gt 0 ] || die "run: no command"; run "$suite" "$@" ;;
     throwaway) [ $# -gt 0 ] || die "throwaway: no command"; throwaway "$suite" "$@" ;;
     path)     echo "$MATRIX_CACHE/$suite" ;;

@@ -120,10 +120,42 @@ deb_test() {
     return $status
 }
 
+host_release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+
+# Every chroot this run needs, set up at once: debootstrap and apt mostly
+# wait on the network and the disk, so on a fresh machine the setups take
+# about as long together as the longest alone. Cached chroots are reused at
+# once. A setup that fails here is tried again, with its output, by its own
+# step below.
+prepare_chroots() {
+    local pids=() names=() r i
+    for r in $MATRIX_RELEASES; do
+        scripts/chroot.sh setup "$r" >"$LOGS/setup-$r.log" 2>&1 &
+        pids+=($!); names+=("$r")
+    done
+    if [ "$MATRIX_DEB" = 1 ] && [[ " $MATRIX_RELEASES " != *" $host_release "* ]]; then
+        scripts/chroot.sh setup-clean "$host_release" >"$LOGS/setup-$host_release-clean.log" 2>&1 &
+        pids+=($!); names+=("$host_release (clean)")
+    fi
+    for i in "${!pids[@]}"; do
+        if wait "${pids[$i]}"; then
+            echo "chroot ${names[$i]}: ready"
+        else
+            echo "chroot ${names[$i]}: setup failed; the steps below try again and show why"
+        fi
+    done
+}
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-matrix.XXXXXX")
+trap 'rm -rf "$LOGS"' EXIT
+# Not a step of its own: its failures are the failures of the steps below.
+echo "=== matrix: setting up the chroots in parallel"
+t_prepare=$(date +%s)
+prepare_chroots
+echo "=== matrix: chroots done ($(( $(date +%s) - t_prepare )) s)"
+
 # The host's package (the host's PostgreSQL, through PG_CONFIG).
 if [ "$MATRIX_DEB" = 1 ]; then
     host_major=$("${PG_CONFIG:-pg_config}" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
-    host_release=$(. /etc/os-release && echo "$VERSION_CODENAME")
     if step "PostgreSQL $host_major: make deb (host)" make -s deb; then
         deb=$(ls build/deb/postgresql-"$host_major"-snowflake_*.deb | tail -1)
         step "PostgreSQL $host_major: install $(basename "$deb") into a clean $host_release chroot" \
