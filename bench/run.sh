@@ -360,19 +360,25 @@ INS_ROWS=$((INS_TX * INS_BATCH * INS_CLIENTS * INS_CHUNKS))
 INS_CHUNK_ROWS=$((INS_TX * INS_BATCH * INS_CLIENTS))
 
 val "CHECKPOINT" >/dev/null
+# Checkpoints so far: PostgreSQL 17 moved the counters to pg_stat_checkpointer.
+if [ "$(val "SHOW server_version_num")" -ge 170000 ]; then
+    CKPT_SQL="(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
+else
+    CKPT_SQL="(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+fi
 : >"$OUT/data/insert_chunks.tsv"
 declare -A INS_OFFSET
 for key in "${INS_KEYS[@]}"; do INS_OFFSET[$key]=0; : >"$OUT/data/insert_progress_$key.tsv"; done
 for chunk in $(seq 1 "$INS_CHUNKS"); do
     for key in "${INS_KEYS[@]}"; do
         step "suite 3/5 inserts: chunk $chunk/$INS_CHUNKS, ${INS_LABEL[$key]} key, $(awkf 'BEGIN { print commas(ARGV[1]) }' "$INS_CHUNK_ROWS") rows by $INS_CLIENTS clients, $INS_BATCH rows per INSERT"
-        start=$(val "SELECT pg_current_wal_lsn() || ' ' || (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)")
+        start=$(val "SELECT pg_current_wal_lsn() || ' ' || $CKPT_SQL")
         read -r lsn0 ckpt0 <<<"$start"
         "$PGBENCH" -n -h "$D" -p "$PG_PORT" -U postgres -c "$INS_CLIENTS" -j "$INS_CLIENTS" -t "$INS_TX" \
             --log --log-prefix="$W/inslog_${key}_$chunk" -f "$W/ins_$key.sql" postgres >"$W/ins_${key}_$chunk.out" 2>&1 \
             || { cat "$W/ins_${key}_$chunk.out" >&2; exit 1; }
         m=$(val "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0')::bigint
-                     || ' ' || ((SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) - $ckpt0)")
+                     || ' ' || ($CKPT_SQL - $ckpt0)")
         tps=$(awk '/^tps = / { print $3 }' "$W/ins_${key}_$chunk.out")
         secs=$(awk -v rows="$INS_CHUNK_ROWS" -v b="$INS_BATCH" -v tps="$tps" 'BEGIN { printf "%.6f", rows / b / tps }')
         printf '%s\t%s\t%s\t%s\t%s\n' "$key" "$chunk" "$tps" "$secs" "$(echo "$m" | tr ' ' '\t')" >>"$OUT/data/insert_chunks.tsv"
