@@ -32,23 +32,12 @@ chmod 755 "$W"
 trap 'pg_cleanup_all; [ -n "${KEEP_TMP:-}" ] || rm -rf "$W"' EXIT
 trap 'exit 130' INT TERM
 
-# A free loopback port (another process may take it first: the start is
-# checked and tried again).
-free_port() {
-    local used p
-    used=" $(ss -Htln 2>/dev/null | awk '{ n = split($4, a, ":"); printf "%s ", a[n] }') "
-    while :; do
-        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-        [[ $used == *" $p "* ]] || { echo "$p"; return; }
-    done
-}
-
 D=$(pg_tmpdir)
 pg_init "$D" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
     "autovacuum = off" "log_min_messages = info" "include_if_exists = 'http.conf'"
 PORT=
 for attempt in 1 2 3; do
-    PORT=$(free_port)
+    PORT=$(free_tcp_port)
     printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$PORT" | as_pg tee "$D/data/http.conf" >/dev/null
     pg_start "$D" || { cat "$D/server.log" >&2; exit 1; }
     for i in $(seq 1 100); do

@@ -40,23 +40,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# True if something listens on 127.0.0.1:$1.
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# A loopback port that nothing listens on now. etcd may still lose a race for
-# it; then it exits and the next attempt picks other ports.
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        listening "$p" || { echo "$p"; return; }
-    done
-}
+. test/lib/ports.sh
 
 started=no
 for attempt in 1 2 3 4 5; do
-    client_port=$(free_port)
-    peer_port=$(free_port)
+    client_port=$(free_tcp_port)
+    peer_port=$(free_tcp_port)
     [ "$client_port" != "$peer_port" ] || continue
     url="http://127.0.0.1:$client_port"
     rm -rf "$dir/data"

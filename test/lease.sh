@@ -237,10 +237,10 @@ is "6: no duplicate id across the run" \
 
 # ---------------------------------------------------------------------------
 echo "# 7: bad endpoints"
-port=$(etcd_free_port)
+port=$(free_tcp_port)
 B=$(pg_tmpdir)
-hp=$(etcd_free_port)
-while [ "$hp" = "$port" ]; do hp=$(etcd_free_port); done
+hp=$(free_tcp_port)
+while [ "$hp" = "$port" ]; do hp=$(free_tcp_port); done
 pg_init "$B" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = 'http://127.0.0.1:$port'" \
     "snowflake.lease_ttl = $TTL" "snowflake.http_listen = '127.0.0.1:$hp'" >/dev/null
 start "$B" && helpers "$B"
@@ -261,7 +261,7 @@ t0=$(real_now); pg_stop "$B"; el=$(elapsed_since "$t0")
 if fcmp "$el" '<' 5; then ok "7: ... and it stops in $el s"; else not_ok "7: ... and it stops promptly" "took $el s"; fi
 
 # An HTTP server that is not etcd (POST is answered 501).
-hport=$(etcd_free_port)
+hport=$(free_tcp_port)
 python3 -m http.server "$hport" --bind 127.0.0.1 --directory "$WORK" >/dev/null 2>&1 &
 HTTP_PID=$!
 wait_for "http" 5 etcd_listening "$hport"

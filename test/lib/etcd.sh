@@ -12,15 +12,7 @@ ETCD_DIR=
 # True if something listens on 127.0.0.1:PORT.
 etcd_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# A loopback port nothing listens on now (etcd may still lose a race for it:
-# etcd_start then tries other ports).
-etcd_free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        etcd_listening "$p" || { echo "$p"; return; }
-    done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 etcd_healthy() { curl -fsS --max-time 1 --noproxy '*' "$1/health" 2>/dev/null | grep -q '"health":"true"'; }
 
@@ -32,7 +24,7 @@ etcd_start() {
     ETCD_DIR=$dir
     for attempt in 1 2 3; do
         local cports=() pports=()
-        for ((i = 0; i < n; i++)); do cports+=("$(etcd_free_port)"); pports+=("$(etcd_free_port)"); done
+        for ((i = 0; i < n; i++)); do cports+=("$(free_tcp_port)"); pports+=("$(free_tcp_port)"); done
         cluster=
         for ((i = 0; i < n; i++)); do cluster+="${cluster:+,}m$i=http://127.0.0.1:${pports[$i]}"; done
         ETCD_PIDS=()

@@ -10,6 +10,7 @@ export PG_CONFIG
 PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
 PG_INSTANCES=()
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # Runs a command as the postgres user (directly when we are not root), from
 # a directory that user can enter: the checkout may be private to root. Pass
@@ -149,4 +150,5 @@ pg_cleanup_all() {
         [ -n "${KEEP_TMP:-}" ] || rm -rf "$dir"
     done
     PG_INSTANCES=()
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 }
