@@ -28,6 +28,9 @@
 #      the server at start, naming the setting
 #  10  64 clients that trickle header lines and never finish (slowloris):
 #      the server closes each after 10 s and answers others again
+#  11  the kernel reports the clock unsynchronised, or its error above
+#      snowflake.max_clock_error_ms (a shim of ntp_adjtime): /healthz and the
+#      batch 503 with SF004; both recover
 #
 # Usage: test/http.sh [case number ...]   (default: every case_N below)
 # Needs root or the postgres user, curl, wrk, jq, pgbench, pg_basebackup,
@@ -61,6 +64,7 @@ for tool in curl wrk jq; do
     fi
 done
 ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: workers keep the real clock"
+timex_build_shim "$SHIM_DIR"
 
 # --- helpers ---------------------------------------------------------------
 
@@ -68,15 +72,21 @@ ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: workers ke
 http_listening() { grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$(cat "$1/http_port")" "$1/server.log" 2>/dev/null; }
 
 # http_start DIR [env...]: starts DIR with snowflake.http_listen on a free
-# loopback port (DIR/data/http.conf, DIR/http_port), under libfaketime, and
-# waits until the endpoint listens. Three attempts with other ports.
+# loopback port (DIR/data/http.conf, DIR/http_port), under libfaketime (or
+# with the environment given instead), and waits until the endpoint
+# listens. Three attempts with other ports.
 http_start() {
     local dir=$1 port attempt
+    shift
     for attempt in 1 2 3; do
         port=$(free_tcp_port)
         echo "$port" >"$dir/http_port"
         printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$port" | as_pg tee "$dir/data/http.conf" >/dev/null
-        ft_start "$dir" || return 1
+        if [ $# -gt 0 ]; then
+            pg_start "$dir" "$@" || return 1
+        else
+            ft_start "$dir" || return 1
+        fi
         if wait_for "listening" 10 http_listening "$dir"; then return 0; fi
         pg_stop "$dir"
     done
@@ -653,6 +663,37 @@ case_10() {
     is "10: ... none before 9 s" "$early" 0
     is "10: ... none after 14 s" "$late" 0
     is "10: ... the same worker process" "$(worker_pid "$A")" "$wpid"
+}
+
+case_11() {
+    echo "# case 11: clock health (snowflake.max_clock_error_ms): /healthz and ids 503 with SF004"
+    local C
+    [ -n "$TIMEX_SHIM" ] || { bail "11: test/fault/timex_shim.c compiled"; return; }
+    C=$(pg_tmpdir)
+    http_init "$C" "snowflake.max_clock_error_ms = 10" || { bail "11: initialised"; return; }
+    timex_set "$C" "5 64 16000000 16000000"     # the kernel: not synchronised
+    http_start "$C" "LD_PRELOAD=$TIMEX_SHIM" "SF_TIMEX_FILE=$C/timex" \
+        || { bail "11: started" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /healthz
+    is "11: clock not synchronised: /healthz 503" "$CODE" 503
+    json_is "11: ... code SF004" .code SF004
+    like "11: ... the reason says why" "$(jq -r .reason <<<"$BODY")" 'not synchronised'
+    req "$C" '/v1/ids/batch?count=5'
+    error_shape "11: /v1/ids/batch: 503, code SF004" 503 SF004
+    is "11: ... the SQL error's message" "$(jq -r .message <<<"$BODY")" "system clock is not synchronised"
+    req "$C" /metrics
+    like "11: /metrics: snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
+    timex_set "$C" "0 0 25000 2000"             # synchronised, 25 ms maximum error: above 10
+    sleep 0.2                                   # the kernel is asked at most every 100 ms
+    req "$C" /healthz
+    is "11: maximum error 25 ms, limit 10: still 503 SF004" "$CODE $(jq -r .code <<<"$BODY")" "503 SF004"
+    timex_set "$C" "0 0 3000 1000"              # synchronised, 3 ms
+    sleep 0.2
+    req "$C" /healthz
+    is "11: synchronised within the limit: /healthz 200" "$CODE" 200
+    req "$C" '/v1/ids/batch?count=5'
+    is "11: ... ids again" "$CODE $(jq -r '.ids | length' <<<"$BODY")" "200 5"
+    pg_stop "$C"
 }
 
 run_cases http "$@"

@@ -66,11 +66,7 @@ if ! ft_build_shim "$SHIM_DIR"; then
     echo "# could not compile test/fault/select_shim.c ($(head -1 "$SHIM_DIR/shim.log")):"
     echo "# the mark worker will read the real clock, not the moved one"
 fi
-TIMEX_SHIM=
-if cc -shared -fPIC -O2 -o "$SHIM_DIR/timex_shim.so" "$FAULT_DIR/timex_shim.c" -ldl 2>"$SHIM_DIR/timex_shim.log"; then
-    chmod 755 "$SHIM_DIR" "$SHIM_DIR/timex_shim.so"
-    TIMEX_SHIM=$SHIM_DIR/timex_shim.so
-fi
+timex_build_shim "$SHIM_DIR"
 STORAGE_SHIM=
 if cc -shared -fPIC -O2 -o "$SHIM_DIR/storage_shim.so" "$FAULT_DIR/storage_shim.c" -ldl 2>"$SHIM_DIR/storage_shim.log"; then
     chmod 755 "$SHIM_DIR" "$SHIM_DIR/storage_shim.so"
@@ -1074,7 +1070,6 @@ case_14() {
 # 15: snowflake.max_clock_error_ms against what the kernel says of the clock
 # (timex_shim.c answers ntp_adjtime() from a file: this machine's own clock
 # state is whatever it is).
-timex_set() { printf '%s\n' "$2" >"$1/timex.tmp"; mv -f "$1/timex.tmp" "$1/timex"; }
 case_15() {
     echo "# case 15: clock health: snowflake.max_clock_error_ms"
     local H v state msg detail hint
