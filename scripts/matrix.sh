@@ -112,7 +112,7 @@ deb_test() {
     mkdir -p "$input/test/lib"
     cp "$deb" "$input/"
     cp test/deb_install.sh "$input/test/"
-    cp test/lib/pg.sh "$input/test/lib/"
+    cp test/lib/pg.sh test/lib/ports.sh "$input/test/lib/"
     local status=0
     CHROOT_INPUT=$input scripts/chroot.sh throwaway "$release" \
         /opt/input/test/deb_install.sh "/opt/input/$(basename "$deb")" || status=$?
