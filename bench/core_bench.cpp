@@ -42,7 +42,7 @@ void require(benchmark::State& state, bool ok, const char* what) {
 void BM_Baseline_Compose(benchmark::State& state) {
     uint64_t n = 0;
     for (auto _ : state) {
-        const int64_t id = compose(static_cast<int64_t>(n >> kSequenceBits), 7,
+        int64_t id = compose(static_cast<int64_t>(n >> kSequenceBits), 7,
                                    static_cast<int32_t>(n & kMaxSequence));
         benchmark::DoNotOptimize(id);
         n++;
@@ -64,7 +64,7 @@ void BM_NextId(benchmark::State& state) {
             now++;
             left_in_ms = kIdsPerMs;
         }
-        const Next r = next_id(s, now, config);
+        Next r = next_id(s, now, config);
         benchmark::DoNotOptimize(r);
         left_in_ms--;
         if (r.status != Status::Issued) {
@@ -136,7 +136,7 @@ void BM_NextIdsBatch4096(benchmark::State& state) {
     config.worker = 7;
     int64_t now = 1'000'000;
     for (auto _ : state) {
-        const Next r = next_ids(s, now++, config, kIdsPerMs);
+        Next r = next_ids(s, now++, config, kIdsPerMs);
         benchmark::DoNotOptimize(r);
         if (r.status != Status::Issued || r.count != kIdsPerMs) {
             require(state, false, "next_ids did not issue a full millisecond");
@@ -155,7 +155,7 @@ void BM_NextIdsBatch4096_Expand(benchmark::State& state) {
     config.worker = 7;
     int64_t now = 1'000'000;
     for (auto _ : state) {
-        const Next r = next_ids(s, now++, config, kIdsPerMs);
+        Next r = next_ids(s, now++, config, kIdsPerMs);
         for (int64_t id = r.first_id, end = r.first_id + r.count; id < end; id++) {
             benchmark::DoNotOptimize(id);
         }
@@ -172,7 +172,7 @@ void BM_BuildUuidv7(benchmark::State& state) {
     int64_t ticks = int64_t{1'700'000'000'000} * 4096;
     for (auto _ : state) {
         random[0]++;  // different bytes every time, cheaply
-        const Uuid u = build_uuidv7(ticks++, random.data());
+        Uuid u = build_uuidv7(ticks++, random.data());
         benchmark::DoNotOptimize(u);
     }
     report_per_item(state, 1);
@@ -212,7 +212,7 @@ void BM_Uuidv7_FromNs(benchmark::State& state) {
     for (auto _ : state) {
         ns += 37;
         random[0]++;
-        const Uuid u = build_uuidv7(ascending_ticks(clock, uuid_ticks_from_ns(ns)), random.data());
+        Uuid u = build_uuidv7(ascending_ticks(clock, uuid_ticks_from_ns(ns)), random.data());
         benchmark::DoNotOptimize(u);
     }
     report_per_item(state, 1);

@@ -356,7 +356,7 @@ write_report() {
     date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
     elapsed=$(($(date +%s) - START_S))
     commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-    dirty=$(git -C "$ROOT" status --porcelain -- src Makefile 'snowflake--*.sql' 2>/dev/null | wc -l)
+    dirty=$({ git -C "$ROOT" status --porcelain -- src Makefile 'snowflake--*.sql' 2>/dev/null || true; } | wc -l)
 
     make_plots
 
