@@ -150,5 +150,4 @@ pg_cleanup_all() {
         [ -n "${KEEP_TMP:-}" ] || rm -rf "$dir"
     done
     PG_INSTANCES=()
-. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 }
