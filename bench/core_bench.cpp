@@ -80,7 +80,7 @@ BENCHMARK(BM_NextId);
 // position, then installing the new position (a plain store here; the glue
 // does a compare-and-swap).
 void BM_FastNext(benchmark::State& state) {
-    uint64_t packed = pack_position(-1, kMaxSequence);
+    uint64_t packed = pack_position(-1, kMaxSequence, 7);
     int64_t now = 1'000'000;
     int32_t left_in_ms = kIdsPerMs;
     for (auto _ : state) {
@@ -89,7 +89,7 @@ void BM_FastNext(benchmark::State& state) {
             left_in_ms = kIdsPerMs;
         }
         FastNext f;
-        if (!fast_next(packed, now, kMaxMs, 7, &f)) {
+        if (!fast_next(packed, now, kMaxMs, &f)) {
             require(state, false, "fast_next refused");
             break;
         }
@@ -105,7 +105,7 @@ BENCHMARK(BM_FastNext);
 // Same, with a reservation in use (the window is extended every 1,000 ms as
 // the glue would after persisting a new high-water mark).
 void BM_FastNext_Reserved(benchmark::State& state) {
-    uint64_t packed = pack_position(-1, kMaxSequence);
+    uint64_t packed = pack_position(-1, kMaxSequence, 7);
     int64_t now = 1'000'000;
     int64_t reserved = now + 1'000;
     int32_t left_in_ms = kIdsPerMs;
@@ -116,7 +116,7 @@ void BM_FastNext_Reserved(benchmark::State& state) {
             if (now > reserved) reserved += 1'000;
         }
         FastNext f;
-        if (!fast_next(packed, now, reserved, 7, &f)) {
+        if (!fast_next(packed, now, reserved, &f)) {
             require(state, false, "fast_next refused");
             break;
         }

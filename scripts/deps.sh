@@ -31,6 +31,7 @@ PACKAGES=(
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
+    gdb                                             # lease tests: a backend stopped at a chosen function
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix

@@ -8,7 +8,7 @@
 #   2  a node configured with a static id another node holds refuses ids
 #      (SF003) naming the holder
 #   3  a clean shutdown frees the id at once (exact mark handed over)
-#   4  one of the three etcd members killed: ids never stop
+#   4  one of the three etcd members (a follower) killed: ids never stop
 #   5  kill -9 of a node: its id stays held until the TTL runs out; a new
 #      node taking it, its clock 2 s behind, issues ids above every id the
 #      dead node returned
@@ -19,6 +19,12 @@
 #      clear SF003 at once (in SQL and on the HTTP endpoint's /healthz), and
 #      a prompt shutdown; an unparsable URL stops
 #      the server at start (FATAL naming the setting)
+#   8  a backend stopped (gdb) in the middle of an id call, after reading
+#      the position, while its node loses its worker id and leases another,
+#      and another node takes the id: when it goes on, its id is not one of
+#      the old worker id inside the new holder's range (issue 16)
+#   9  a backend stopped the same way while its node shuts down cleanly: no
+#      id above the exact mark handed over to etcd
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 # Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
@@ -31,6 +37,7 @@ export PG_CONFIG
 FAULT_DIR=$PWD/test/fault
 . test/fault/lib.sh
 . test/lib/etcd.sh
+. test/lib/stall.sh
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-lease.XXXXXX")
 chmod 755 "$WORK"
@@ -38,6 +45,7 @@ cleanup() {
     pg_cleanup_all
     etcd_stop
     [ -n "${HTTP_PID:-}" ] && { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; }
+    [ -n "${STALL_GDB:-}" ] && { rm -f "$WORK/stall.hold"; kill "$STALL_GDB" 2>/dev/null; wait "$STALL_GDB" 2>/dev/null; }
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -152,7 +160,10 @@ echo "# 4: one etcd member killed: no interruption"
 load "$N1" "$WORK/load4_1"; L1=$LOAD_PID
 load "$N2" "$WORK/load4_2"; L2=$LOAD_PID
 sleep 1
-kill -KILL "${ETCD_PIDS[0]}"; wait "${ETCD_PIDS[0]}" 2>/dev/null
+# A follower: the leader's death stops writes and keepalives for as long as
+# the election takes, which a lease with a 5 s TTL may not outlast.
+F=$(etcd_follower) || { not_ok "4: a follower is found" "no member answered its status"; F=0; }
+kill -KILL "${ETCD_PIDS[$F]}"; wait "${ETCD_PIDS[$F]}" 2>/dev/null
 sleep $((TTL + 2))
 stop_load "$L1"; stop_load "$L2"
 is "4: no id refused on either node while a member was down" \
@@ -213,9 +224,11 @@ load "$N1" "$WORK/load6_1"; L1=$LOAD_PID
 load "$E" "$WORK/load6_e"; L2=$LOAD_PID
 sleep 1
 t_freeze=$(uptime)
-for p in "${ETCD_PIDS[@]:1}"; do kill -STOP "$p"; done
+LIVE=()
+for i in "${!ETCD_PIDS[@]}"; do [ "$i" = "$F" ] || LIVE+=("${ETCD_PIDS[$i]}"); done
+for p in "${LIVE[@]}"; do kill -STOP "$p"; done
 sleep $((TTL + 2))
-for p in "${ETCD_PIDS[@]:1}"; do kill -CONT "$p"; done
+for p in "${LIVE[@]}"; do kill -CONT "$p"; done
 t_thaw=$(uptime)
 wait_for "held again" 20 held "$N1"
 wait_for "held again" 20 held "$E"
@@ -285,6 +298,121 @@ else
     check "7: an unparsable endpoint: no start, FATAL names snowflake.etcd_endpoints" \
         grep -q 'FATAL:  invalid value for parameter "snowflake.etcd_endpoints"' "$B/server.log"
 fi
+
+# stalled_call DIR APP: a session on DIR that waits 1.5 s, then asks for one
+# id (output in $WORK/APP.out, errors in $WORK/APP.err); sets CALL_PID (psql)
+# and CALL_BACKEND (its backend's pid).
+stalled_call() {
+    local dir=$1 app=$2
+    pg_psql "$dir" -A -t -c "SET application_name = '$app'; SELECT pg_sleep(1.5); SELECT snowflake_nextval()" \
+        >"$WORK/$app.out" 2>"$WORK/$app.err" &
+    CALL_PID=$!
+    CALL_BACKEND=
+    backend_of() { CALL_BACKEND=$(pg_val "$dir" "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'"); [ -n "$CALL_BACKEND" ]; }
+    wait_for "backend" 10 backend_of
+}
+first_id_of() {
+    local dir=$1 id state msg detail
+    for _ in $(seq 1 400); do
+        IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$dir")"
+        [ "$state" = 00000 ] && { echo "$id"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
+# ---------------------------------------------------------------------------
+echo "# 8: a backend stopped in an id call while its node's lease changes hands"
+P8=/case8
+A=$(node a "snowflake.lease_prefix = '$P8'")
+start "$A" && helpers "$A"
+wait_for "held" 15 held "$A" || not_ok "8: node a holds a lease" "$(stat_of "$A" "lease_state")"
+WA=$(stat_of "$A" worker_id)
+B=$(node b "snowflake.lease_prefix = '$P8'" "snowflake.worker_id = $WA")
+start "$B" && helpers "$B"
+pg_val "$A" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
+stalled_call "$A" x8
+if [ -z "$CALL_BACKEND" ] || ! stall_at "$CALL_BACKEND" snowflake::core::fast_next "$WORK"; then
+    not_ok "8: the backend is stopped in snowflake_nextval()" "$(cat "$WORK/stall.log" 2>/dev/null | tail -3)"
+elif ! wait_for "hit" 15 stall_hit "$WORK"; then
+    not_ok "8: the backend is stopped in snowflake_nextval()" "$(tail -3 "$WORK/stall.log")"
+    stall_release "$WORK"
+else
+    ok "8: the backend is stopped in snowflake_nextval(), after reading the position"
+    # Node a loses worker id $WA: its key moves to another lease at once (a
+    # single put, so that a cannot take it back), and its own lease is revoked.
+    BL=$(etcd_ctl lease grant 60 | awk '{ print $2 }')
+    etcd_ctl put --lease="$BL" "$P8/workers/$WA" blocker >/dev/null
+    etcd_ctl lease revoke "$(printf '%x' "$(stat_of "$A" lease_id)")" >/dev/null
+    other_id() { held "$A" && [ "$(stat_of "$A" worker_id)" != "$WA" ]; }
+    wait_for "another id" 20 other_id
+    WA2=$(stat_of "$A" worker_id)
+    is "8: node a leases another worker id" "$([ "$WA2" != "$WA" ] && held "$A" && echo yes)" yes
+    : >"$WORK/load8"
+    load "$A" "$WORK/load8"; L=$LOAD_PID
+    sleep 1
+    # Node b takes worker id $WA, above its mark in etcd.
+    etcd_ctl lease revoke "$BL" >/dev/null
+    wait_for "b held" 20 held "$B"
+    BFIRST=$(first_id_of "$B")
+    cmp_num "8: node b holds worker id $WA and issues ids" "${BFIRST:-0}" -gt 0
+    stall_release "$WORK"
+    wait "$CALL_PID"
+    stop_load "$L"
+    XID=$(tr -d ' \n' <"$WORK/x8.out")
+    like "8: the stopped call returns an id when it goes on" "$XID" '^[0-9]+$'
+    if [[ "$XID" =~ ^[0-9]+$ ]] && [ -n "$BFIRST" ]; then
+        XW=$(pg_val "$A" "SELECT snowflake_worker_id($XID)")
+        if [ "$XW" = "$WA" ] && [ "$XID" -ge "$BFIRST" ]; then
+            not_ok "8: ... not an id of worker id $WA inside node b's range" "id $XID (worker $XW) >= node b's first id $BFIRST"
+        else
+            ok "8: ... not an id of worker id $WA inside node b's range (worker $XW)"
+        fi
+        is "8: ... composed with the worker id node a holds now" "$XW" "$WA2"
+        is "8: no duplicate among the ids of a, b and the stopped call" \
+            "$( { cat "$WORK/load8" | awk '$2 ~ /^[0-9]+$/ { print $2 }'; echo "$XID"; echo "$BFIRST"; } | sort | uniq -d | wc -l)" 0
+    fi
+fi
+pg_stop "$B"; pg_stop "$A"
+
+# ---------------------------------------------------------------------------
+echo "# 9: a backend stopped in an id call while its node shuts down"
+P9=/case9
+C=$(node c "snowflake.lease_prefix = '$P9'")
+start "$C" && helpers "$C"
+wait_for "held" 15 held "$C" || not_ok "9: node c holds a lease" "$(stat_of "$C" "lease_state")"
+WC=$(stat_of "$C" worker_id)
+pg_val "$C" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
+stalled_call "$C" x9
+if [ -z "$CALL_BACKEND" ] || ! stall_at "$CALL_BACKEND" snowflake::core::fast_next "$WORK" ||
+    ! wait_for "hit" 15 stall_hit "$WORK"; then
+    not_ok "9: the backend is stopped in snowflake_nextval()" "$(tail -3 "$WORK/stall.log" 2>/dev/null)"
+    stall_release "$WORK"
+else
+    ok "9: the backend is stopped in snowflake_nextval(), after reading the position"
+    # A fast shutdown: the lease worker hands the exact mark over while the
+    # backend is stopped (the postmaster waits for the backend).
+    as_pg "$PGBIN/pg_ctl" -D "$C/data" -m fast -w -t 60 stop >/dev/null 2>&1 &
+    STOPPER=$!
+    exact_mark() { etcd_ctl get --print-value-only "$P9/marks/$WC" | grep -q ' exact$'; }
+    wait_for "exact" 20 exact_mark
+    EXACT=$(etcd_ctl get --print-value-only "$P9/marks/$WC" | awk '{ print $1 }')
+    like "9: the exact mark is handed over while the backend is stopped" "$(etcd_ctl get --print-value-only "$P9/marks/$WC")" '^[0-9]+ exact$'
+    stall_release "$WORK"
+    wait "$CALL_PID"
+    wait "$STOPPER"
+    XID=$(tr -d ' \n' <"$WORK/x9.out")
+    if [[ "$XID" =~ ^[0-9]+$ ]]; then
+        cmp_num "9: the stopped call's id is not above the exact mark ($EXACT)" "$((XID >> 22))" -le "$EXACT"
+    fi
+    # Whether or not its session got the id, the call must not have taken
+    # one above the mark: the node's last position, which its own mark file
+    # records exactly at a clean stop, is at most the mark handed over.
+    cmp_num "9: no id was issued above the exact mark (the node's last millisecond)" \
+        "$(mark_ms "$C")" -le "$EXACT"
+    is "9: ... and the node's mark file is its exact position" "$(mark_flags "$C")" 1
+fi
+pg_reap "$C"
 
 pg_cleanup_all
 etcd_stop

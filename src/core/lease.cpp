@@ -83,6 +83,7 @@ const char* lease_state_name(LeaseState s) noexcept {
         case LeaseState::Acquiring: return "acquiring";
         case LeaseState::Held: return "held";
         case LeaseState::Expired: return "expired";
+        case LeaseState::Standby: return "standby";
     }
     return "unknown";
 }
@@ -95,6 +96,7 @@ const char* lease_action_name(LeaseAction a) noexcept {
         case LeaseAction::Claim: return "claim";
         case LeaseAction::ReadMark: return "read mark";
         case LeaseAction::KeepAlive: return "keepalive";
+        case LeaseAction::Revoke: return "revoke";
     }
     return "unknown";
 }
@@ -147,6 +149,8 @@ LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns
     s.at_ns = now_ns;
     if (l.lease_id == 0) {
         s.action = LeaseAction::Grant;
+    } else if (l.revoke_lease != 0) {
+        s.action = LeaseAction::Revoke;
     } else if (l.worker >= 0) {
         s.action = LeaseAction::ReadMark;
     } else if (l.candidate >= 0) {
@@ -241,12 +245,24 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
 }
 
 void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
-                          int64_t holder_lease, int64_t now_ns) noexcept {
+                          int64_t holder_lease, int64_t now_ns, std::string_view own_identity) noexcept {
     if (holder_lease != 0 && holder_lease == l.lease_id) {
         lease_on_claim_ok(l, cfg, now_ns);
         return;
     }
     const int32_t tried = l.candidate;
+    NodeIdentity holder, me;
+    if (holder_lease != 0 && decode_node_identity(holder_text, &holder) &&
+        decode_node_identity(own_identity, &me) && same_node(holder, me)) {
+        char text[kLeaseErrorSize];
+        std::snprintf(text, sizeof text,
+                      "worker id %d is held by this node's previous run (lease %lld): revoking that lease",
+                      static_cast<int>(tried), static_cast<long long>(holder_lease));
+        set_error(l, text);
+        l.revoke_lease = holder_lease;
+        l.retry_at_ns = now_ns;
+        return;
+    }
     if (cfg.static_worker >= 0) {
         l.taken_by_other = true;
         l.failures++;
@@ -267,6 +283,11 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
                         ? add_sat(now_ns, lease_retry_delay_ns(l.contention - kContentionBeforeBackoff,
                                                                ttl_ms_of(l, cfg)))
                         : now_ns;
+}
+
+void lease_on_revoked(Lease& l, int64_t now_ns) noexcept {
+    l.revoke_lease = 0;
+    l.retry_at_ns = now_ns;
 }
 
 void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
@@ -503,9 +524,17 @@ std::string encode_node_identity(const NodeIdentity& n) noexcept {
     std::string host;
     for (char c : n.host.substr(0, 255)) host += (c <= 0x20 || c >= 0x7f) ? '_' : c;
     if (host.empty()) host = "unknown";
+    std::string dir;
+    for (char c : n.data_directory.substr(0, 1024)) dir += (c <= 0x20 || c >= 0x7f) ? '_' : c;
     return std::string(kIdentityTag) + " host=" + host + " port=" + std::to_string(n.port) +
            " system_identifier=" + std::to_string(n.system_identifier) +
-           " started_unix_ms=" + std::to_string(n.started_unix_ms);
+           " started_unix_ms=" + std::to_string(n.started_unix_ms) +
+           (dir.empty() ? std::string() : " data_directory=" + dir);
+}
+
+bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept {
+    return !a.data_directory.empty() && a.data_directory == b.data_directory && a.host == b.host &&
+           a.port == b.port && a.system_identifier == b.system_identifier;
 }
 
 bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
@@ -545,6 +574,9 @@ bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
         } else if (key == "started_unix_ms") {
             if (have_started || !parse_i64(value, &n.started_unix_ms)) return false;
             have_started = true;
+        } else if (key == "data_directory") {
+            if (!n.data_directory.empty() || value.empty()) return false;
+            n.data_directory = std::string(value);
         }
         // Other fields: written by a later version; ignored.
     }

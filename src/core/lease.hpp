@@ -112,6 +112,7 @@ enum class LeaseState {
     Acquiring,  // trying to get a lease and an id; none held since start
     Held,       // an id is held and its mark read: ids may be issued until the deadline
     Expired,    // an id was held and is lost (deadline passed or lease gone); trying again
+    Standby,    // shown only: the server is a standby, which takes no lease until promoted
 };
 const char* lease_state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
 
@@ -122,6 +123,7 @@ enum class LeaseAction {
     Claim,        // client.claim(<prefix>/workers/<candidate>, identity, lease_id)
     ReadMark,     // client.get(<prefix>/marks/<worker>), plan_handover()
     KeepAlive,    // client.keepalive(lease_id)
+    Revoke,       // client.revoke(revoke_lease): this node's earlier lease holds the candidate
 };
 const char* lease_action_name(LeaseAction a) noexcept;
 
@@ -151,6 +153,9 @@ struct Lease {
     uint64_t renewals = 0;           // confirmed keepalives
     uint64_t failures = 0;           // failed calls of any kind
     bool taken_by_other = false;     // static id held by another node (see last_error)
+    // A lease of this node's previous run (or an earlier lease of this run)
+    // that holds the candidate: revoked before the claim is tried again.
+    int64_t revoke_lease = 0;
     char last_error[kLeaseErrorSize] = {};  // sentence; empty if none yet
 };
 
@@ -193,8 +198,16 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
 // did succeed: this counts as lease_on_claim_ok. Otherwise, with a static id
 // the claim is retried after a delay and last_error names the holder; with
 // any free id the next id is chosen at once (ListWorkers again).
+// If holder_text names this very node (own_identity: same host, port,
+// system identifier and data directory), the holder is this node's previous
+// run, which PostgreSQL's lock on the data directory proves dead, or an
+// earlier lease of this run: its lease is revoked (LeaseAction::Revoke) and
+// the id claimed again at once, instead of waiting out its TTL.
 void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
-                          int64_t holder_lease, int64_t now_ns) noexcept;
+                          int64_t holder_lease, int64_t now_ns,
+                          std::string_view own_identity = {}) noexcept;
+// The lease in revoke_lease is revoked (or was not found): claim again.
+void lease_on_revoked(Lease& l, int64_t now_ns) noexcept;
 void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
                            int64_t now_ns) noexcept;
@@ -280,6 +293,7 @@ bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept;
 // ---------------------------------------------------------------------------
 // The node identity stored in a worker key: one line of text,
 //   snowflake-node host=<host> port=<port> system_identifier=<u64> started_unix_ms=<i64>
+//     data_directory=<path>
 // Unknown fields are ignored when decoding (later versions may add some).
 
 struct NodeIdentity {
@@ -287,7 +301,11 @@ struct NodeIdentity {
     int32_t port = 0;                // 1..65535
     uint64_t system_identifier = 0;  // pg_control's
     int64_t started_unix_ms = 0;     // postmaster start time
+    std::string data_directory;      // as host: control characters and spaces become '_'; "" if absent
 };
+// Both name the same node: host, port, system identifier and a data
+// directory (which older versions did not record) all equal.
+bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept;
 std::string encode_node_identity(const NodeIdentity& n) noexcept;
 bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept;
 // "host db1 port 5432 (system identifier 7312..., started 2026-12-01 03:44:47 UTC)";

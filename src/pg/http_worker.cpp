@@ -208,6 +208,7 @@ struct Reply {
     const char* content_type = "application/json";
     const char* allow = nullptr;  // 405
     bool www_authenticate = false;  // 401
+    bool retry_after = false;       // 503 of the id path: "Retry-After: 1"
 };
 
 const char kOutOfMemory[] =
@@ -228,6 +229,7 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
 
 void id_error_reply(Reply* r, const ErrorReply& e) {
     error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
+    r->retry_after = true;
 }
 
 void ids_batch(Reply* r, int32_t count) {
@@ -241,7 +243,14 @@ void ids_batch(Reply* r, int32_t count) {
     }
     ErrorReply err;
     IdsCall call{ids, count};
-    if (!try_call(call_fill_ids, &call, &err)) {
+    // A request waits for ids (the next millisecond, a reservation, the
+    // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
+    // then a 503 the client may retry, so that one request never holds the
+    // worker (and /healthz) for long.
+    id_wait_deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
+    const bool filled = try_call(call_fill_ids, &call, &err);
+    id_wait_deadline_us = 0;
+    if (!filled) {
         free(ids);
         free(body);
         id_error_reply(r, err);
@@ -406,6 +415,7 @@ MHD_Result send_reply(MHD_Connection* c, Reply* r) {
     if (r->allow != nullptr) (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (r->www_authenticate)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"snowflake\"");
+    if (r->retry_after) (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     const MHD_Result ret = MHD_queue_response(c, r->status, resp);
     MHD_destroy_response(resp);
     return ret;

@@ -24,6 +24,7 @@
 // SIGTERM. The C++ objects (the client, strings) live in run(), where
 // nothing raises an error: the loop reacts to flags only.
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -58,9 +59,6 @@ constexpr int64_t kNsPerMs = 1000000;
 constexpr long kTickMs = 100;
 // At a shutdown, the exact mark and the revoke together get this long.
 constexpr int64_t kShutdownBudgetNs = 900 * kNsPerMs;
-// After ids are stopped at a shutdown, how long a backend that passed the
-// lease check just before may still take to swap its id in.
-constexpr long kSettleMs = 50;
 
 struct AbortHook {
     int64_t deadline_ns = 0;  // 0: abort when a shutdown is requested
@@ -69,7 +67,7 @@ struct AbortHook {
 bool should_abort(void* arg) {
     const auto* hook = static_cast<const AbortHook*>(arg);
     if (hook->deadline_ns == 0) return ShutdownRequestPending;
-    return monotonic_ns() >= hook->deadline_ns;
+    return boottime_ns() >= hook->deadline_ns;
 }
 
 void detach(int, Datum) {
@@ -98,7 +96,15 @@ void publish(const core::Lease& l) {
     pg_atomic_write_u64(&s.deadline_ns,
                         l.state == core::LeaseState::Held ? static_cast<uint64>(l.deadline_ns) : 0);
     pg_write_barrier();
+    const bool held = l.state == core::LeaseState::Held && !l.stopping;
     pg_atomic_write_u32(&s.state, static_cast<uint32>(l.stopping ? core::LeaseState::Expired : l.state));
+    // A tenure that ends (or pauses: a keepalive may bring the same lease
+    // back) fences the ids in flight (shmem.cpp); one that goes on, or is
+    // back, lifts the fence.
+    if (!held)
+        (void)fence_ids_locked();
+    else if (pg_atomic_read_u64(&shared->fence_ms_plus1) != 0)
+        lift_fence_locked();
     LWLockRelease(shared->lock);
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
@@ -115,22 +121,22 @@ void apply_handover(int32_t worker, const core::Mark& etcd_mark, bool etcd_mark_
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     // The new id starts in a millisecond after both the floor and this
     // node's last one: its etcd mark does not cover the rest of this node's
-    // current millisecond, so that millisecond counts as used up.
-    uint64 cur = pg_atomic_read_u64(&shared->position);
-    const int64_t start_ms = h.floor_ms > core::packed_ms(cur) ? h.floor_ms : core::packed_ms(cur);
-    const uint64 start_pos = core::pack_position(start_ms, core::kMaxSequence);
-    while (cur < start_pos) {
-        if (pg_atomic_compare_exchange_u64(&shared->position, &cur, start_pos)) {
-            shared->floor_ms = start_ms;
-            shared->floor_grace_ms = start_ms == h.floor_ms ? h.grace_ms : 0;
-            break;
-        }
-    }
-    // Nothing of this id past the start is reserved by this node yet: the
-    // first id asks the worker for a reservation in etcd.
+    // current millisecond, so that millisecond counts as used up. Nothing of
+    // the id past the start is reserved by this node yet (the first id asks
+    // the worker for a reservation in etcd); that reservation is published
+    // before the position word moves to the new worker id, so that a caller
+    // that reads the new word reads it too (the invariant in shmem.cpp).
+    const int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    const int64_t start_ms = h.floor_ms > cur_ms ? h.floor_ms : cur_ms;
     pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
-    pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
+    pg_atomic_write_u64(&shared->fence_ms_plus1, 0);
     publish_reservation_locked();
+    if (start_tenure_locked(worker, start_ms) == start_ms) {
+        shared->floor_ms = start_ms;
+        shared->floor_grace_ms = start_ms == h.floor_ms ? h.grace_ms : 0;
+        shared->floor_source = start_ms == h.floor_ms && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile;
+    }
+    pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }
 
@@ -147,21 +153,21 @@ public:
     LeaseRun(const core::LeaseConfig& cfg, etcd::Options options, std::string prefix,
              std::string identity) noexcept
         : cfg_(cfg), client_(std::move(options)), prefix_(std::move(prefix)),
-          identity_(std::move(identity)), lease_(core::lease_start(cfg, monotonic_ns())) {}
+          identity_(std::move(identity)), lease_(core::lease_start(cfg, boottime_ns())) {}
 
     // One turn; returns how long to sleep (ms).
     long turn() noexcept {
-        int64_t now = monotonic_ns();
+        int64_t now = boottime_ns();
         if (core::lease_tick(lease_, cfg_, now)) publish(lease_);
         const core::LeaseStep step = core::lease_next_step(lease_, cfg_, now);
         switch (step.action) {
             case core::LeaseAction::Wait:
                 break;
             case core::LeaseAction::Grant: {
-                const int64_t sent = monotonic_ns();
+                const int64_t sent = boottime_ns();
                 const etcd::GrantResult r = client_.grant(cfg_.ttl_ms / 1000);
                 if (r.status.ok())
-                    core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, monotonic_ns());
+                    core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, boottime_ns());
                 else
                     fail(core::LeaseAction::Grant, r.status);
                 break;
@@ -179,7 +185,7 @@ public:
                 if (core::lease_choose_worker(lease_, cfg_, taken, rnd) < 0)
                     core::lease_on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
                                            "every worker id from 0 to 1023 is held by another node",
-                                           monotonic_ns());
+                                           boottime_ns());
                 break;
             }
             case core::LeaseAction::Claim: {
@@ -188,9 +194,10 @@ public:
                 if (!r.status.ok())
                     fail(core::LeaseAction::Claim, r.status);
                 else if (r.claimed)
-                    core::lease_on_claim_ok(lease_, cfg_, monotonic_ns());
+                    core::lease_on_claim_ok(lease_, cfg_, boottime_ns());
                 else
-                    core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, monotonic_ns());
+                    core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, boottime_ns(),
+                                               identity_);
                 break;
             }
             case core::LeaseAction::ReadMark: {
@@ -205,7 +212,7 @@ public:
                                            "the worker id's mark in etcd is not a mark this "
                                            "version can read; remove the key only if no node "
                                            "issues ids with this worker id",
-                                           monotonic_ns());
+                                           boottime_ns());
                     break;
                 }
                 const int64_t revision = r.found ? r.kv.mod_revision : 0;
@@ -213,16 +220,30 @@ public:
                 mark_revision_ = revision;
                 mark_worker_ = lease_.worker;
                 apply_handover(lease_.worker, mark, ours);
-                core::lease_on_mark_read(lease_, cfg_, monotonic_ns());
+                core::lease_on_mark_read(lease_, cfg_, boottime_ns());
+                break;
+            }
+            case core::LeaseAction::Revoke: {
+                // This node's previous run holds the id (core::same_node):
+                // the lock on the data directory proves that run dead.
+                ereport(LOG, (errmsg("snowflake revoking lease %lld of this node's previous run, which "
+                                     "holds worker id %d",
+                                     static_cast<long long>(lease_.revoke_lease), lease_.candidate)));
+                const etcd::Status st = client_.revoke(lease_.revoke_lease);
+                if (st.ok() || st.code == etcd::Code::LeaseNotFound)
+                    core::lease_on_revoked(lease_, boottime_ns());
+                else
+                    core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
+                                           boottime_ns());
                 break;
             }
             case core::LeaseAction::KeepAlive: {
-                const int64_t sent = monotonic_ns();
+                const int64_t sent = boottime_ns();
                 const etcd::KeepaliveResult r = client_.keepalive(lease_.lease_id);
                 if (r.status.ok() && r.ttl_s > 0)
-                    core::lease_on_keepalive_ok(lease_, cfg_, sent, monotonic_ns());
+                    core::lease_on_keepalive_ok(lease_, cfg_, sent, boottime_ns());
                 else if (r.status.ok() || r.status.code == etcd::Code::LeaseNotFound)
-                    core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
+                    core::lease_on_lease_gone(lease_, cfg_, boottime_ns());
                 else
                     fail(core::LeaseAction::KeepAlive, r.status);
                 break;
@@ -231,12 +252,15 @@ public:
         if (lease_.state == core::LeaseState::Held) renew_mark();
         publish(lease_);
 
-        now = monotonic_ns();
+        now = boottime_ns();
         const core::LeaseStep next = core::lease_next_step(lease_, cfg_, now);
         if (next.action != core::LeaseAction::Wait) return 0;
         int64_t wait_ms = (next.at_ns - now + kNsPerMs - 1) / kNsPerMs;
         if (wait_ms > kTickMs) wait_ms = kTickMs;
-        if (mark_retry_) wait_ms = wait_ms > 20 ? 20 : wait_ms;
+        if (mark_failures_ > 0 && lease_.state == core::LeaseState::Held) {
+            const int64_t retry_ms = (mark_retry_at_ns_ - now + kNsPerMs - 1) / kNsPerMs;
+            if (retry_ms < wait_ms) wait_ms = retry_ms;
+        }
         return wait_ms < 1 ? 1 : static_cast<long>(wait_ms);
     }
 
@@ -246,19 +270,16 @@ public:
         core::lease_on_shutdown(lease_);
         publish(lease_);
         if (!held && lease_.lease_id == 0) return;
-        // No id past the last issued millisecond from here on; let a backend
-        // that passed the lease check just before finish its swap.
+        // publish() fenced the position: no id is issued past its
+        // millisecond from here on, whoever was in the middle of a call
+        // (shmem.cpp), so that millisecond is the exact mark.
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-        const int64_t last = core::packed_ms(pg_atomic_read_u64(&shared->position));
-        pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(last + 1));
-        publish_reservation_locked();
+        const int64_t exact = fence_ids_locked();
         LWLockRelease(shared->lock);
-        pg_usleep(kSettleMs * 1000L);
 
-        hook->deadline_ns = monotonic_ns() + kShutdownBudgetNs;
-        const core::ShutdownPlan plan = core::plan_shutdown(lease_, monotonic_ns());
+        hook->deadline_ns = boottime_ns() + kShutdownBudgetNs;
+        const core::ShutdownPlan plan = core::plan_shutdown(lease_, boottime_ns());
         if (plan.write_exact_mark && mark_worker_ == lease_.worker) {
-            const int64_t exact = core::packed_ms(pg_atomic_read_u64(&shared->position));
             const core::Mark m = core::exact_shutdown_mark(exact);
             const etcd::CasResult r =
                 client_.compare_and_put(core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(m),
@@ -283,13 +304,17 @@ public:
 
 private:
     void fail(core::LeaseAction what, const etcd::Status& s) {
-        core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), monotonic_ns());
-        if (s.code == etcd::Code::LeaseNotFound) core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
+        core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), boottime_ns());
+        if (s.code == etcd::Code::LeaseNotFound) core::lease_on_lease_gone(lease_, cfg_, boottime_ns());
     }
 
-    // Keeps the worker id's reservation in etcd ahead of the clock.
+    // Keeps the worker id's reservation in etcd ahead of the clock. A failed
+    // write is retried after the lease's retry delay (doubling), counted in
+    // the lease's failures; until one succeeds the id path reports it
+    // (await_reservation(), generator_ready()).
     void renew_mark() {
-        mark_retry_ = false;
+        const int64_t now_ns = boottime_ns();
+        if (mark_failures_ > 0 && now_ns < mark_retry_at_ns_) return;
         const int64_t now_ms_id = now_ms(epoch_unix_us());
         const int64_t reserved = etcd_reserved();
         const core::ReservationPlan plan =
@@ -297,32 +322,82 @@ private:
         if (!plan.write) return;
         core::Mark m;
         m.ms = plan.until_ms;
-        const etcd::CasResult r = client_.compare_and_put(
-            core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(m), mark_revision_,
-            core::worker_key(prefix_, lease_.worker), lease_.lease_id);
+        const std::string key = core::mark_key(prefix_, lease_.worker);
+        const etcd::CasResult r = client_.compare_and_put(key, core::encode_etcd_mark(m), mark_revision_,
+                                                          core::worker_key(prefix_, lease_.worker),
+                                                          lease_.lease_id);
         if (!r.status.ok()) {
             char text[kErrorTextSize];
-            snprintf(text, sizeof(text), "writing %s: %s", core::mark_key(prefix_, lease_.worker).c_str(),
-                     r.status.error.c_str());
-            record_mark_attempt(text);
-            mark_retry_ = true;
+            snprintf(text, sizeof(text), "writing %s: %s", key.c_str(), r.status.error.c_str());
+            // The write may still be applied after its reply timed out: its
+            // value is then what the next compare finds.
+            if (unconfirmed_.size() < kMaxUnconfirmed) unconfirmed_.push_back(m.ms);
+            mark_write_failed(text);
             return;
         }
+        int64_t until = plan.until_ms;
+        int64_t revision = r.revision;
         if (!r.succeeded) {
-            // Someone else wrote the mark, or our claim of the worker key is
-            // gone: the id is not ours any more.
-            record_mark_attempt("the worker id's mark or key in etcd changed: the id is held by another lease");
-            core::lease_on_lease_gone(lease_, cfg_, monotonic_ns());
-            return;
+            // A write of ours whose reply was lost may have moved the
+            // revision: with our claim of the key still in place (the guard
+            // held) and one of our own values there, it is ours; adopt it.
+            core::Mark found;
+            const bool own_write = !r.guard_failed && r.found &&
+                                   core::decode_etcd_mark(r.current.value, &found) && !found.clean &&
+                                   std::find(unconfirmed_.begin(), unconfirmed_.end(), found.ms) !=
+                                       unconfirmed_.end();
+            if (!own_write) {
+                // Someone else wrote the mark, or our claim of the worker key
+                // is gone: the id is not ours any more. The lease is dropped
+                // on purpose, so revoke it: otherwise its key would keep the
+                // id (from this very node) for a whole TTL.
+                record_mark_attempt(
+                    "the worker id's mark or key in etcd changed: the id is held by another lease");
+                const int64_t dropped = lease_.lease_id;
+                core::lease_on_lease_gone(lease_, cfg_, boottime_ns());
+                publish(lease_);  // fences ids before the revoke frees the id
+                revoke_dropped(dropped);
+                unconfirmed_.clear();
+                return;
+            }
+            until = found.ms;
+            revision = r.current.mod_revision;
         }
-        mark_revision_ = r.revision;
+        unconfirmed_.clear();
+        mark_failures_ = 0;
+        mark_revision_ = revision;
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-        pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(plan.until_ms + 1));
+        if (until + 1 > static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)))
+            pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(until + 1));
         publish_reservation_locked();
         LWLockRelease(shared->lock);
         record_mark_attempt("");
     }
 
+    void mark_write_failed(const char* text) {
+        record_mark_attempt(text);
+        lease_.failures++;
+        mark_failures_++;
+        mark_retry_at_ns_ = boottime_ns() + core::lease_retry_delay_ns(mark_failures_, cfg_.ttl_ms);
+    }
+
+    void revoke_dropped(int64_t lease_id) {
+        if (lease_id == 0) return;
+        const etcd::Status s = client_.revoke(lease_id);
+        if (!s.ok() && s.code != etcd::Code::LeaseNotFound)
+            ereport(LOG, (errmsg("snowflake could not revoke dropped lease %lld in etcd",
+                                 static_cast<long long>(lease_id)),
+                          errdetail("%s", s.error.c_str()),
+                          errhint("The worker id it holds is free when the lease's TTL runs out.")));
+    }
+
+    // Values of the etcd mark written without a confirmed answer since the
+    // last confirmed write (at most one of them can have been applied: they
+    // all compare on the same revision).
+    static constexpr size_t kMaxUnconfirmed = 64;
+    std::vector<int64_t> unconfirmed_;
+    int32_t mark_failures_ = 0;      // failed writes of the etcd mark in a row
+    int64_t mark_retry_at_ns_ = 0;   // boot clock: no write before this after a failure
     core::LeaseConfig cfg_;
     etcd::Client client_;
     std::string prefix_;
@@ -330,7 +405,6 @@ private:
     core::Lease lease_;
     int64_t mark_revision_ = 0;  // of <prefix>/marks/<mark_worker_> as last read or written
     int32_t mark_worker_ = -1;
-    bool mark_retry_ = false;
 };
 
 // Everything with a destructor lives here, where nothing raises an error.
@@ -354,6 +428,7 @@ void run() {
     me.port = PostPortNumber;
     me.system_identifier = GetSystemIdentifier();
     me.started_unix_ms = (PgStartTime + kPgEpochUnixUs) / 1000;
+    me.data_directory = DataDir;
 
     LeaseRun lease(cfg, std::move(options), lease_prefix, core::encode_node_identity(me));
     while (!ShutdownRequestPending) {

@@ -18,6 +18,7 @@
 extern "C" {
 #include "access/xlog.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
@@ -30,6 +31,7 @@ namespace core = snowflake::core;
 namespace snowflake::pg {
 
 bool id_wait_yields = false;
+int64_t id_wait_deadline_us = 0;
 
 namespace {
 
@@ -71,22 +73,32 @@ void require_generator() {
     }
 }
 
-// May ids be issued now, and with which worker id? Without leasing, always,
-// with snowflake.worker_id; with leasing, while the lease worker holds an id
-// and its deadline has not passed (core::lease_may_issue). Cheap: the fast
-// path calls it for every id.
-bool may_issue_now(int32_t* worker) {
+// The HTTP worker's limits on a wait (id_wait_deadline_us).
+void check_wait_limit() {
+    if (id_wait_deadline_us == 0) return;
+    if (ShutdownRequestPending)
+        ereport(ERROR, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("the server is shutting down"),
+                        errhint("Ask another node, or this one again once it is back.")));
+    if (monotonic_us() >= id_wait_deadline_us)
+        ereport(ERROR,
+                (errcode(ERRCODE_QUERY_CANCELED), errmsg("ids were not ready within %lld ms",
+                                                          static_cast<long long>(kRequestWaitLimitMs)),
+                 errdetail("The generator is waiting for the clock, the floor or a reservation."),
+                 errhint("Retry the request; GET /healthz says why the node is not ready.")));
+}
+
+// May ids be issued now? Without leasing, always; with leasing, while the
+// lease worker holds an id and its deadline (on the boot clock) has not
+// passed (core::lease_may_issue). Cheap: the fast path calls it for every
+// id. Which worker id an id gets is not decided here: it comes from the
+// position word its swap replaces (the invariant in shmem.cpp).
+bool lease_allows_ids() {
     LeaseShared& l = shared->lease;
-    if (!l.leasing) {
-        *worker = worker_id;
-        return true;
-    }
+    if (!l.leasing) return true;
     const auto state = static_cast<core::LeaseState>(pg_atomic_read_u32(&l.state));
     pg_read_barrier();  // the lease worker publishes the state last
     const auto deadline = static_cast<int64_t>(pg_atomic_read_u64(&l.deadline_ns));
-    if (!core::lease_may_issue(state, deadline, monotonic_ns())) return false;
-    *worker = static_cast<int32_t>(pg_atomic_read_u32(&l.worker_plus1)) - 1;
-    return *worker >= 0;
+    return core::lease_may_issue(state, deadline, boottime_ns());
 }
 
 // What the lease worker is doing while no id may be issued (a phrase after
@@ -256,9 +268,12 @@ void report_clock(const core::Next& r, int64_t now_ms) {
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
-                 r.at_floor ? errdetail("The high-water mark (of the previous run, or raised by "
-                                      "snowflake_advance_floor()) reaches %s; "
-                                      "snowflake.clock_tolerance_ms is %d.",
+                 r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.",
+                                      shared->floor_source == kFloorHandover
+                                          ? "The mark in etcd of the worker id's previous holder"
+                                      : shared->floor_source == kFloorAdvanced
+                                          ? "The high-water mark raised by snowflake_advance_floor()"
+                                          : "The high-water mark of the previous run",
                                       last_text, clock_tolerance_ms)
                           : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
                                       last_text, clock_tolerance_ms),
@@ -303,10 +318,12 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
         uint64 cur = 0;
         int64_t now = 0;
         core::GeneratorState g = load_state(epoch_us, &cur, &now);
-        r = core::next_ids(g, now, config, max_count);
+        core::Config c = config;
+        c.worker = core::packed_worker(cur);  // the id's worker id is the word's
+        r = core::next_ids(g, now, c, max_count);
         if (r.status == core::Status::Issued &&
             !pg_atomic_compare_exchange_u64(&shared->position, &cur,
-                                            core::pack_position(g.last_ms, g.sequence)))
+                                            core::pack_position(g.last_ms, g.sequence, c.worker)))
             continue;  // a fast-path swap came in between: decide again
         shared->stats.generator = g.counters;
         *now_out = now;
@@ -321,10 +338,9 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
-    int32_t worker = -1;
-    if (!may_issue_now(&worker)) refuse_no_lease();
+    if (!lease_allows_ids()) refuse_no_lease();
     if (max_clock_error_ms > 0) check_clock_health();
-    core::Config config{worker, clock_tolerance_ms};
+    core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
@@ -335,7 +351,7 @@ core::Next issue(int32_t max_count) {
             const int64_t now = now_ms(epoch_us);
             const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
             core::FastNext f;
-            if (!core::fast_next(cur, now, reserved, config.worker, &f)) break;
+            if (!core::fast_next(cur, now, reserved, &f)) break;
             if (pg_atomic_compare_exchange_u64(&shared->position, &cur, f.next)) {
                 count_ids(1);
                 core::Next r;
@@ -373,9 +389,9 @@ core::Next issue(int32_t max_count) {
         }
         config.repeat = true;
         CHECK_FOR_INTERRUPTS();
-        // A wait may outlast the lease, or see it change hands.
-        if (!may_issue_now(&worker)) refuse_no_lease();
-        config.worker = worker;
+        // A wait may outlast the lease (a change of hands moves the word).
+        if (!lease_allows_ids()) refuse_no_lease();
+        check_wait_limit();
     }
 }
 
@@ -400,8 +416,7 @@ bool generator_ready(char* code, char* reason, size_t len) {
     PG_END_TRY();
     if (!ok) return false;
 
-    int32_t worker = -1;
-    if (!may_issue_now(&worker)) {
+    if (!lease_allows_ids()) {
         char error[kErrorTextSize];
         const char* doing = lease_trouble(error);
         snprintf(code, 6, "%s", "SF003");
@@ -420,14 +435,16 @@ bool generator_ready(char* code, char* reason, size_t len) {
 
     // The clock against the last id, the floor and the epoch: what the state
     // machine would decide for one id now, on a copy (nothing is issued).
-    core::Config config{worker, clock_tolerance_ms};
     const int64_t epoch_us = epoch_unix_us();
     uint64 cur = 0;
     int64_t now = 0;
     LWLockAcquire(shared->lock, LW_SHARED);
     core::GeneratorState g = load_state(epoch_us, &cur, &now);
     const WriteReport report = shared->report;
+    char etcd_error[kErrorTextSize];
+    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
     LWLockRelease(shared->lock);
+    const core::Config config{core::packed_worker(cur), clock_tolerance_ms};
     const core::Next r = core::next_ids(g, now, config, 1);
     switch (r.status) {
         case core::Status::ClockBehind:
@@ -449,6 +466,13 @@ bool generator_ready(char* code, char* reason, size_t len) {
                 snprintf(code, 6, "%s", "58030");
                 snprintf(reason, len, "could not write snowflake high-water mark file \"%s\" (%s): %s",
                          kMarkFile, report.step, strerror(report.err));
+                return false;
+            }
+            // Likewise the worker id's reservation in etcd.
+            if (shared->lease.leasing && etcd_error[0] != '\0') {
+                snprintf(code, 6, "%s", "SF003");
+                snprintf(reason, len, "could not extend the worker id's reservation in etcd: %s",
+                         etcd_error);
                 return false;
             }
             return true;
@@ -542,20 +566,20 @@ Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
     // In memory first, so that no id at or below after_id is issued from now
     // on: the position moves to "the id's millisecond used up".
     LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
-    const uint64 floor_pos = core::pack_position(target, core::kMaxSequence);
-    uint64 cur = pg_atomic_read_u64(&sp::shared->position);
-    while (cur < floor_pos) {
-        if (pg_atomic_compare_exchange_u64(&sp::shared->position, &cur, floor_pos)) {
-            sp::shared->floor_ms = target;
-            sp::shared->floor_grace_ms = 0;
-            break;
-        }
+    const uint64 before = pg_atomic_read_u64(&sp::shared->position);
+    if (sp::raise_position_locked(target) != before) {
+        sp::shared->floor_ms = target;
+        sp::shared->floor_grace_ms = 0;
+        sp::shared->floor_source = sp::kFloorAdvanced;
     }
     LWLockRelease(sp::shared->lock);
 
-    // Then on disk: the worker writes a reservation covering it.
+    // Then on disk: the worker writes a reservation covering it. With
+    // leasing, that needs a held lease (the reservation in etcd is the
+    // worker id's): without one, SF003 rather than a wait for ever.
     sp::ReservationWait wait;
     while (static_cast<int64_t>(pg_atomic_read_u64(&sp::shared->reserved_until_ms)) < target) {
+        if (!sp::lease_allows_ids()) sp::refuse_no_lease();
         sp::await_reservation(target, &wait);
         CHECK_FOR_INTERRUPTS();
     }

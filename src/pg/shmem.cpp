@@ -2,9 +2,24 @@
 //
 // Locking protocol. There is one LWLock, `lock`; nothing else is ever held
 // with it, so there is no lock order to keep.
-// - `position` (the last issued millisecond and sequence, packed) is only
-//   ever advanced by compare-and-swap, so every id belongs to exactly one
-//   successful swap and ids strictly increase.
+// - `position` (the last issued millisecond and sequence, and the worker id
+//   they are composed with, packed: core::pack_position) is only ever
+//   changed by compare-and-swap, so every id belongs to exactly one
+//   successful swap and a node's ids strictly increase while its worker id
+//   stays the same.
+// - THE INVARIANT: an id is issued only by the compare-and-swap that saw the
+//   worker id it composes with, and the reservation it is issued under. The
+//   id's worker id is taken from the word the swap replaces, never from
+//   anything read beside it; every lease transition moves the word under
+//   `lock` (start_tenure_locked(), fence_ids_locked()), after publishing the
+//   reservation that goes with the new word. A caller that read the word
+//   before a transition (and was then descheduled for any length of time)
+//   fails its swap and decides again from the new word. No sleep or margin
+//   is part of this argument.
+// - A fence (a lease lost, a clean shutdown) brings `reserved_until_ms` down
+//   to the position's millisecond (`fence_ms_plus1`), then swaps in the word
+//   with that millisecond used up: from that swap on no id is issued at all
+//   until a new tenure, so the exact mark written at a shutdown is exact.
 // - The fast path (one id, same millisecond with sequence left, or a later
 //   millisecond inside the reservation) reads `position`, then the clock,
 //   and swaps without any lock. Reading the position before the clock
@@ -80,8 +95,12 @@ void shmem_startup() {
     if (!found) {
         std::memset(static_cast<void*>(shared), 0, shared_size(slots));
         shared->lock = &GetNamedLWLockTranche(kTranche)[0].lock;
+        // A static worker id is in the word from the start; a leased one
+        // comes with the first tenure (start_tenure_locked()).
         pg_atomic_init_u64(&shared->position,
-                           snowflake::core::pack_position(-1, snowflake::core::kMaxSequence));
+                           snowflake::core::pack_position(-1, snowflake::core::kMaxSequence,
+                                                          worker_id >= 0 ? worker_id : 0));
+        pg_atomic_init_u64(&shared->fence_ms_plus1, 0);
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
@@ -106,6 +125,48 @@ void require_shared() {
                  errmsg("snowflake must be loaded via shared_preload_libraries"),
                  errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart "
                          "the server.")));
+}
+
+namespace {
+
+// Swaps the position for f(position) until it sticks; fast-path swaps may
+// come in between (the caller holds `lock`, which the fast path never takes).
+template <typename F>
+uint64 swap_position(F f) {
+    uint64 cur = pg_atomic_read_u64(&shared->position);
+    for (;;) {
+        const uint64 next = f(cur);
+        if (next == cur || pg_atomic_compare_exchange_u64(&shared->position, &cur, next)) return next;
+    }
+}
+
+}  // namespace
+
+int64_t fence_ids_locked() {
+    const int64_t ms = snowflake::core::packed_ms(pg_atomic_read_u64(&shared->position));
+    // First the reservation, so that a caller that reads the fenced word
+    // reads the lowered reservation after it. A fast-path swap between the
+    // read above and the swap below only makes the word's millisecond later
+    // than the reservation: still nothing to issue.
+    pg_atomic_write_u64(&shared->fence_ms_plus1, static_cast<uint64>(ms + 1));
+    publish_reservation_locked();
+    const uint64 fenced = swap_position([](uint64 p) { return snowflake::core::fence_position(p); });
+    return snowflake::core::packed_ms(fenced);
+}
+
+void lift_fence_locked() {
+    pg_atomic_write_u64(&shared->fence_ms_plus1, 0);
+    publish_reservation_locked();
+}
+
+int64_t start_tenure_locked(int32_t worker, int64_t floor_ms) {
+    const uint64 next = swap_position(
+        [&](uint64 p) { return snowflake::core::tenure_position(p, floor_ms, worker); });
+    return snowflake::core::packed_ms(next);
+}
+
+uint64 raise_position_locked(int64_t floor_ms) {
+    return swap_position([&](uint64 p) { return snowflake::core::raise_position(p, floor_ms); });
 }
 
 void install_shmem_hooks() {

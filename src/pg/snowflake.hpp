@@ -81,6 +81,19 @@ inline TimestampTz ms_to_timestamptz(int64_t rel_ms) { return current_epoch() + 
 
 // Shared memory (shmem.cpp).
 void install_shmem_hooks();
+// The position's transitions (the invariant is written in shmem.cpp); each
+// with `lock` held exclusively, never raising an error.
+// Fences ids: no id is issued from the return on (until lift_fence_locked()
+// or a new tenure); returns the last millisecond issued.
+int64_t fence_ids_locked();
+void lift_fence_locked();
+// A new tenure of `worker`: the position moves to "after max(floor_ms, its
+// own millisecond)" with the new worker id; returns that millisecond. The
+// caller publishes the tenure's reservation (at most that millisecond) first.
+int64_t start_tenure_locked(int32_t worker, int64_t floor_ms);
+// Raises the position to "floor_ms used up" (worker id unchanged); returns
+// the position.
+uint64 raise_position_locked(int64_t floor_ms);
 // Raises an error unless the library was preloaded and its shared memory exists.
 void require_shared();
 
@@ -120,7 +133,7 @@ struct LeaseShared {
     bool leasing;                    // set at start: snowflake.etcd_endpoints is not empty
     pg_atomic_uint32 state;          // core::LeaseState
     pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
-    pg_atomic_uint64 deadline_ns;    // CLOCK_MONOTONIC: ids may be issued while now < deadline
+    pg_atomic_uint64 deadline_ns;    // CLOCK_BOOTTIME: ids may be issued while now < deadline
     // The end of the worker id's reservation in etcd (<prefix>/marks/<id>),
     // plus one (0: none): ids are issued up to min(local, etcd).
     pg_atomic_uint64 etcd_reserved_ms_plus1;
@@ -147,6 +160,9 @@ struct SharedState {
     pg_atomic_uint64 reserved_until_ms;
     // The end of the local mark's reservation (the file), written under lock.
     pg_atomic_uint64 local_reserved_ms;
+    // The fenced millisecond plus one (0: no fence), written under lock by
+    // fence_ids_locked(): reserved_until_ms is at most the fenced millisecond.
+    pg_atomic_uint64 fence_ms_plus1;
 
     // --- Everything else ----------------------------------------------------
     // Serialises the slow path and protects the fields marked "lock".
@@ -156,6 +172,7 @@ struct SharedState {
     // waited out (the loaded reservation's window after a crash).
     int64_t floor_ms;        // lock
     int64_t floor_grace_ms;  // lock
+    int floor_source;        // lock: FloorSource, what set floor_ms (for messages)
     Stats stats;
 
     // The mark (mark.cpp): loaded by the postmaster at start, then written
@@ -182,6 +199,9 @@ struct SharedState {
 extern SharedState* shared;
 
 enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
+// Where the generator's floor came from: the mark file of the previous run,
+// snowflake_advance_floor(), or (leasing) the previous holder's mark in etcd.
+enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2 };
 
 // The mark file, relative to the data directory.
 constexpr const char* kMarkFile = "snowflake.mark";
@@ -197,6 +217,13 @@ snowflake::core::Next issue(int32_t max_count);
 // milliseconds: set by the HTTP worker, which shares the CPUs with its
 // clients; backends spin (lowest latency).
 extern bool id_wait_yields;
+// A limit on how long issue() may wait, on the monotonic clock in
+// microseconds (0: none, as in backends, where statement_timeout applies),
+// also ended by a shutdown request (ShutdownRequestPending): set by the HTTP
+// worker around each request, whose ids then fail with 57014 (canceling
+// statement due to the limit) or 57P01 (shutdown).
+extern int64_t id_wait_deadline_us;
+constexpr int64_t kRequestWaitLimitMs = 1000;
 // Whether ids can be issued now, by the checks of the id path (preload,
 // worker id, recovery, the mark) and the clock against the last id and the
 // epoch. Never raises an error. When not ready, code gets the SQLSTATE (5
@@ -258,6 +285,9 @@ int64_t unix_now_us();
 void unix_now_ms_ns(int64_t* ms, int64_t* sub_ms_ns);
 int64_t monotonic_us();
 int64_t monotonic_ns();
+// CLOCK_BOOTTIME, which counts a suspend as CLOCK_MONOTONIC does not: lease
+// deadlines, which must pass while a machine sleeps as etcd's TTL does.
+int64_t boottime_ns();
 // The kernel's view of time synchronisation (ntp_adjtime()).
 snowflake::core::ClockHealth read_clock_health();
 // The current millisecond in the id space of the epoch given in Unix

@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(snowflake_stats);
@@ -69,9 +70,11 @@ StatsSnapshot take_stats_snapshot() {
     snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);
     LWLockRelease(shared->lock);
     s.lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
+    // A standby takes no lease (the lease worker starts at promotion).
+    if (ls.leasing && RecoveryInProgress()) s.lease_state = core::LeaseState::Standby;
     const auto deadline_ns = static_cast<int64_t>(pg_atomic_read_u64(&ls.deadline_ns));
-    if (s.lease_state == core::LeaseState::Held && deadline_ns > 0)  // the monotonic deadline as wall time
-        s.lease_deadline_unix_us = unix_now_us() + (deadline_ns - monotonic_ns()) / 1000;
+    if (s.lease_state == core::LeaseState::Held && deadline_ns > 0)  // the boot-clock deadline as wall time
+        s.lease_deadline_unix_us = unix_now_us() + (deadline_ns - boottime_ns()) / 1000;
     const core::ClockHealth clock = read_clock_health();
     s.clock_known = clock.known;
     s.clock_synchronized = clock.synchronized;

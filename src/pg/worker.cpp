@@ -134,6 +134,9 @@ void publish_reservation_locked() {
             static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
         until = core::issue_limit_ms(until, etcd);
     }
+    // A fence (shmem.cpp) holds ids at the fenced millisecond.
+    const auto fence_plus1 = static_cast<int64_t>(pg_atomic_read_u64(&shared->fence_ms_plus1));
+    if (fence_plus1 > 0) until = core::issue_limit_ms(until, fence_plus1 - 1);
     pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(until));
 }
 

@@ -118,6 +118,14 @@ public:
             case core::LeaseAction::ReadMark:
                 read_mark_and_reserve();
                 break;
+            case core::LeaseAction::Revoke: {
+                const etcd::Status st = client_.revoke(lease_.revoke_lease);
+                if (st.ok() || st.code == etcd::Code::LeaseNotFound)
+                    core::lease_on_revoked(lease_, mono_ns());
+                else
+                    core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(), mono_ns());
+                break;
+            }
             case core::LeaseAction::KeepAlive: {
                 const int64_t sent = mono_ns();
                 const etcd::KeepaliveResult r = client_.keepalive(lease_.lease_id);

@@ -77,3 +77,22 @@ etcd_stop() {
 
 # etcd_ctl ARGS...: etcdctl (v3 API) against the cluster.
 etcd_ctl() { ETCDCTL_API=3 "$ETCDCTL_BIN" --endpoints "$ETCD_ENDPOINTS" --dial-timeout 2s --command-timeout 3s "$@"; }
+
+# etcd_follower: prints the index (into ETCD_URLS and ETCD_PIDS) of a member
+# that is not the leader, by each member's own status; returns 1 if none
+# answers so. Killing a follower must not interrupt clients; killing the
+# leader may, for as long as the election takes.
+etcd_follower() {
+    local i status member leader
+    for i in "${!ETCD_URLS[@]}"; do
+        status=$(ETCDCTL_API=3 "$ETCDCTL_BIN" --endpoints "${ETCD_URLS[$i]}" --dial-timeout 2s \
+            --command-timeout 3s endpoint status -w json 2>/dev/null) || continue
+        member=$(jq -r '.[0].Status.header.member_id' <<<"$status" 2>/dev/null)
+        leader=$(jq -r '.[0].Status.leader' <<<"$status" 2>/dev/null)
+        if [ -n "$member" ] && [ -n "$leader" ] && [ "$leader" != 0 ] && [ "$member" != "$leader" ]; then
+            echo "$i"
+            return 0
+        fi
+    done
+    return 1
+}

@@ -25,7 +25,9 @@ Config config_for(int32_t worker, int64_t tolerance_ms) {
     return c;
 }
 
-uint64_t position_of(const GeneratorState& s) { return pack_position(s.last_ms, s.sequence); }
+uint64_t position_of(const GeneratorState& s, int32_t worker) {
+    return pack_position(s.last_ms, s.sequence, worker);
+}
 
 bool same_counters(const Counters& a, const Counters& b) {
     return a.overflow_waits == b.overflow_waits &&
@@ -674,15 +676,15 @@ TEST(FloorDiv, QuotientBracketsTheDividend) {
 TEST(PackedPosition, RoundTripsIncludingNothingIssued) {
     for (int64_t ms : {int64_t{-1}, int64_t{0}, int64_t{1}, kMaxMs - 1, kMaxMs}) {
         for (int32_t seq : {0, 1, 2048, kMaxSequence - 1, kMaxSequence}) {
-            const uint64_t p = pack_position(ms, seq);
+            const uint64_t p = pack_position(ms, seq, 9);
             EXPECT_EQ(packed_ms(p), ms) << ms << "/" << seq;
             EXPECT_EQ(packed_sequence(p), seq) << ms << "/" << seq;
         }
     }
     // The fresh state packs to the documented value.
-    EXPECT_EQ(pack_position(-1, kMaxSequence), static_cast<uint64_t>(kMaxSequence));
+    EXPECT_EQ(pack_position(-1, kMaxSequence, 0), static_cast<uint64_t>(kMaxSequence));
     const GeneratorState fresh;
-    EXPECT_EQ(position_of(fresh), static_cast<uint64_t>(kMaxSequence));
+    EXPECT_EQ(position_of(fresh, 0), static_cast<uint64_t>(kMaxSequence));
 }
 
 TEST(PackedPosition, GrowsWithMillisecondThenSequence) {
@@ -691,53 +693,53 @@ TEST(PackedPosition, GrowsWithMillisecondThenSequence) {
         for (int32_t seq : {0, 1, kMaxSequence - 1, kMaxSequence}) ordered.emplace_back(ms, seq);
     }
     for (size_t i = 1; i < ordered.size(); i++) {
-        EXPECT_LT(pack_position(ordered[i - 1].first, ordered[i - 1].second),
-                  pack_position(ordered[i].first, ordered[i].second))
+        EXPECT_LT(pack_position(ordered[i - 1].first, ordered[i - 1].second, 9),
+                  pack_position(ordered[i].first, ordered[i].second, 9))
             << ordered[i].first << "/" << ordered[i].second;
     }
     // Within a ms, the next sequence is the next integer: what fast_next's +1 relies on.
-    EXPECT_EQ(pack_position(70, 5) + 1, pack_position(70, 6));
+    EXPECT_EQ(pack_position(70, 5, 9) + 1, pack_position(70, 6, 9));
 }
 
 TEST(FastNext, IssuesTheFirstIdOfAFreshState) {
     FastNext f{};
-    ASSERT_TRUE(fast_next(pack_position(-1, kMaxSequence), 0, kMaxMs, 9, &f));
+    ASSERT_TRUE(fast_next(pack_position(-1, kMaxSequence, 9), 0, kMaxMs, &f));
     EXPECT_EQ(f.id, compose(0, 9, 0));
-    EXPECT_EQ(f.next, pack_position(0, 0));
+    EXPECT_EQ(f.next, pack_position(0, 0, 9));
 }
 
 TEST(FastNext, ContinuesTheSequenceOrStartsANewMillisecond) {
     FastNext f{};
-    ASSERT_TRUE(fast_next(pack_position(300, 41), 300, kMaxMs, 9, &f));
+    ASSERT_TRUE(fast_next(pack_position(300, 41, 9), 300, kMaxMs, &f));
     EXPECT_EQ(f.id, compose(300, 9, 42));
-    EXPECT_EQ(f.next, pack_position(300, 42));
+    EXPECT_EQ(f.next, pack_position(300, 42, 9));
 
-    ASSERT_TRUE(fast_next(pack_position(300, 41), 305, 305, 9, &f));
+    ASSERT_TRUE(fast_next(pack_position(300, 41, 9), 305, 305, &f));
     EXPECT_EQ(f.id, compose(305, 9, 0));
-    EXPECT_EQ(f.next, pack_position(305, 0));
+    EXPECT_EQ(f.next, pack_position(305, 0, 9));
 
     // Last sequence of a ms via fast path.
-    ASSERT_TRUE(fast_next(pack_position(300, kMaxSequence - 1), 300, kMaxMs, 9, &f));
+    ASSERT_TRUE(fast_next(pack_position(300, kMaxSequence - 1, 9), 300, kMaxMs, &f));
     EXPECT_EQ(f.id, compose(300, 9, kMaxSequence));
-    EXPECT_EQ(f.next, pack_position(300, kMaxSequence));
+    EXPECT_EQ(f.next, pack_position(300, kMaxSequence, 9));
 }
 
 TEST(FastNext, RefusesWhatOnlyTheSlowPathMayDecide) {
     FastNext f{~uint64_t{0}, -1};
-    const uint64_t p = pack_position(300, 41);
-    EXPECT_FALSE(fast_next(p, 299, kMaxMs, 9, &f)) << "clock one ms back";
-    EXPECT_FALSE(fast_next(p, 0, kMaxMs, 9, &f)) << "clock far back";
-    EXPECT_FALSE(fast_next(pack_position(300, kMaxSequence), 300, kMaxMs, 9, &f)) << "exhausted";
-    EXPECT_FALSE(fast_next(p, 301, 300, 9, &f)) << "past the reservation";
-    EXPECT_FALSE(fast_next(p, kMaxMs + 1, kI64Max, 9, &f)) << "past kMaxMs";
-    EXPECT_FALSE(fast_next(pack_position(-1, kMaxSequence), -1, kMaxMs, 9, &f)) << "before epoch";
-    EXPECT_FALSE(fast_next(pack_position(-1, kMaxSequence), kI64Min, kMaxMs, 9, &f));
+    const uint64_t p = pack_position(300, 41, 9);
+    EXPECT_FALSE(fast_next(p, 299, kMaxMs, &f)) << "clock one ms back";
+    EXPECT_FALSE(fast_next(p, 0, kMaxMs, &f)) << "clock far back";
+    EXPECT_FALSE(fast_next(pack_position(300, kMaxSequence, 9), 300, kMaxMs, &f)) << "exhausted";
+    EXPECT_FALSE(fast_next(p, 301, 300, &f)) << "past the reservation";
+    EXPECT_FALSE(fast_next(p, kMaxMs + 1, kI64Max, &f)) << "past kMaxMs";
+    EXPECT_FALSE(fast_next(pack_position(-1, kMaxSequence, 9), -1, kMaxMs, &f)) << "before epoch";
+    EXPECT_FALSE(fast_next(pack_position(-1, kMaxSequence, 9), kI64Min, kMaxMs, &f));
     // Refusals leave *out alone.
     EXPECT_EQ(f.next, ~uint64_t{0});
     EXPECT_EQ(f.id, -1);
 
     // The last millisecond is still fine.
-    EXPECT_TRUE(fast_next(p, kMaxMs, kMaxMs, 9, &f));
+    EXPECT_TRUE(fast_next(p, kMaxMs, kMaxMs, &f));
     EXPECT_EQ(f.id, compose(kMaxMs, 9, 0));
 }
 
@@ -793,9 +795,9 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
         if (k == 92) now = kMaxMs + small(rng);       // past the end of time
         const bool burn_batch = k >= 93;
 
-        const uint64_t packed = position_of(s);
+        const uint64_t packed = position_of(s, c.worker);
         FastNext f{};
-        const bool fast = fast_next(packed, now, s.reserved_until_ms, c.worker, &f);
+        const bool fast = fast_next(packed, now, s.reserved_until_ms, &f);
 
         GeneratorState slow = s;
         const Next n = next_id(slow, now, c);
@@ -807,7 +809,7 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
             << static_cast<int>(n.status);
         if (fast) {
             ASSERT_EQ(f.id, n.first_id) << "step " << step;
-            ASSERT_EQ(f.next, position_of(slow)) << "step " << step;
+            ASSERT_EQ(f.next, position_of(slow, c.worker)) << "step " << step;
             ASSERT_GT(f.next, packed) << "step " << step;
             ASSERT_GT(f.id, last_issued) << "step " << step;
             last_issued = f.id;
@@ -839,7 +841,7 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
             case Status::Issued: break;
         }
         // The refusal must not have moved the position.
-        ASSERT_EQ(position_of(slow), packed) << "step " << step;
+        ASSERT_EQ(position_of(slow, c.worker), packed) << "step " << step;
         s = slow;
     }
 
@@ -880,4 +882,160 @@ TEST(Generator, ARepeatedDecisionCountsItsWaitOnceButEveryError) {
     EXPECT_EQ(next_id(f, 2001, first).status, Status::WaitNextMs);
     EXPECT_EQ(next_id(f, 2001, again).status, Status::WaitNextMs);
     EXPECT_EQ(f.counters.overflow_waits, 1u);
+}
+
+// ---------------------------------------------------------------------------
+// The worker id in the position word: lease transitions fence ids in flight.
+
+namespace {
+
+// One node's shared words as the glue keeps them: the position (with the
+// worker id) and the reservation, and the transitions the lease worker makes
+// under its lock. compare_exchange stands for pg_atomic_compare_exchange_u64.
+struct Node {
+    uint64_t position = pack_position(-1, kMaxSequence, 0);
+    int64_t reserved = -1;
+
+    bool swap(uint64_t expected, uint64_t desired) {
+        if (position != expected) return false;
+        position = desired;
+        return true;
+    }
+    // A tenure ends: the reservation comes down to the position's
+    // millisecond, then the word is fenced.
+    void fence() {
+        reserved = packed_ms(position);
+        ASSERT_TRUE(swap(position, fence_position(position)));
+    }
+    // A new tenure: the word moves to the new worker id above the floor, then
+    // a reservation is published.
+    void hand_over(int32_t worker, int64_t floor_ms, int64_t reserved_until) {
+        ASSERT_TRUE(swap(position, tenure_position(position, floor_ms, worker)));
+        reserved = reserved_until;
+    }
+    // The glue's fast path, in its three reads: the word, then (maybe much
+    // later) the clock and the reservation, then the swap.
+    bool issue_from(uint64_t word, int64_t now, int64_t* id) {
+        FastNext f{};
+        if (!fast_next(word, now, reserved, &f)) return false;
+        if (!swap(word, f.next)) return false;
+        *id = f.id;
+        return true;
+    }
+};
+
+}  // namespace
+
+TEST(PositionWorker, PacksBesideMillisecondAndSequenceWithoutDisturbingThem) {
+    for (int32_t w : {0, 1, 511, kMaxWorker}) {
+        for (int64_t ms : {int64_t{-1}, int64_t{0}, kMaxMs}) {
+            for (int32_t seq : {0, kMaxSequence}) {
+                const uint64_t p = pack_position(ms, seq, w);
+                EXPECT_EQ(packed_worker(p), w);
+                EXPECT_EQ(packed_ms(p), ms);
+                EXPECT_EQ(packed_sequence(p), seq);
+                EXPECT_EQ(position_order(p), pack_position(ms, seq, 0));
+            }
+        }
+    }
+    FastNext f{};
+    ASSERT_TRUE(fast_next(pack_position(10, 3, 777), 10, kMaxMs, &f));
+    EXPECT_EQ(decompose(f.id).worker, 777);
+    EXPECT_EQ(packed_worker(f.next), 777);
+    ASSERT_TRUE(fast_next(pack_position(10, kMaxSequence, kMaxWorker), 11, kMaxMs, &f));
+    EXPECT_EQ(decompose(f.id).worker, kMaxWorker);
+    EXPECT_EQ(f.next, pack_position(11, 0, kMaxWorker));
+}
+
+TEST(PositionWorker, TransitionsMoveTheWordAndOnlyRaiseTheOrder) {
+    const uint64_t p = pack_position(500, 7, 3);
+    EXPECT_EQ(fence_position(p), pack_position(500, kMaxSequence, 3));
+    EXPECT_NE(fence_position(p), p);
+    // A new worker id always moves the word, even with the floor below.
+    EXPECT_EQ(tenure_position(p, 100, 4), pack_position(500, kMaxSequence, 4));
+    EXPECT_EQ(tenure_position(p, 900, 4), pack_position(900, kMaxSequence, 4));
+    // The same id again above a later holder's mark moves it too.
+    EXPECT_EQ(tenure_position(fence_position(p), 900, 3), pack_position(900, kMaxSequence, 3));
+    // raise_position keeps the worker id and never lowers.
+    EXPECT_EQ(raise_position(p, 800), pack_position(800, kMaxSequence, 3));
+    EXPECT_EQ(raise_position(p, 400), p);
+    EXPECT_EQ(raise_position(p, 500), pack_position(500, kMaxSequence, 3));
+}
+
+// Issue 16's interleaving: backend X reads the word while the node holds
+// worker 0 and is descheduled; the node loses worker 0, leases worker 1 and
+// issues under it, so its reservation runs ahead; another node takes worker 0
+// above its mark. X resumes with a fresh clock and the new reservation: its
+// swap from the old word fails, and its next try composes worker 1.
+TEST(PositionWorker, ACallerDescheduledAcrossAHandOverNeverComposesTheOldWorker) {
+    Node a;
+    a.hand_over(0, 999, 1'000 + 5'000);  // worker 0, reservation in etcd up to 6000
+    int64_t id = 0;
+    ASSERT_TRUE(a.issue_from(a.position, 1'000, &id));
+    ASSERT_EQ(decompose(id).worker, 0);
+
+    const uint64_t x_word = a.position;  // X read the word, then stalled
+
+    // A loses worker 0 and leases worker 1; B starts worker 0 above its mark.
+    a.fence();
+    a.hand_over(1, -1, 20'000);
+    const int64_t b_first_id = compose(6'001, 0, 0);
+    for (int64_t now = 1'001; now < 9'000; now += 37) ASSERT_TRUE(a.issue_from(a.position, now, &id));
+
+    // X resumes at 9000 (inside B's range for worker 0) with the new reservation.
+    EXPECT_FALSE(a.issue_from(x_word, 9'000, &id)) << "the swap from the stale word must fail";
+    ASSERT_TRUE(a.issue_from(a.position, 9'000, &id));
+    EXPECT_EQ(decompose(id).worker, 1);
+    EXPECT_FALSE(decompose(id).worker == 0 && id >= b_first_id);
+}
+
+// Every point at which a caller can read the word during a tenure change
+// (before the fence, between the fence and the hand-over, after it), and
+// resume early or late: a swap from its word succeeds only if the word is
+// the new tenure's, and then composes the new worker id.
+TEST(PositionWorker, EveryStallPointOfACallerIsFenced) {
+    for (int read_at = 0; read_at < 3; read_at++) {
+        for (int64_t resume_ms : {1'500, 6'000, 6'001, 50'000}) {
+            Node a;
+            a.hand_over(0, 999, 6'000);
+            int64_t id = 0;
+            ASSERT_TRUE(a.issue_from(a.position, 1'000, &id));
+            uint64_t word = a.position;
+            a.fence();
+            if (read_at == 1) word = a.position;
+            a.hand_over(1, -1, 60'000);
+            if (read_at == 2) word = a.position;
+
+            int64_t got = 0;
+            const bool issued = a.issue_from(word, resume_ms, &got);
+            EXPECT_EQ(issued, read_at == 2) << "read at " << read_at << ", resumed at " << resume_ms;
+            if (issued) {
+                EXPECT_EQ(decompose(got).worker, 1);
+            }
+            // The glue's retry from a fresh word composes the new worker id.
+            if (a.issue_from(a.position, resume_ms + 1, &got)) {
+                EXPECT_EQ(decompose(got).worker, 1);
+            }
+        }
+    }
+}
+
+// A fenced word with its reservation brought down issues nothing, by either
+// path of the fast path (same millisecond, or a later one).
+TEST(PositionWorker, AFencedWordIssuesNothingUntilANewTenure) {
+    Node a;
+    a.hand_over(5, 99, 10'000);
+    int64_t id = 0;
+    ASSERT_TRUE(a.issue_from(a.position, 200, &id));
+    a.fence();
+    for (int64_t now : {200, 201, 9'999, 10'000, 10'001})
+        EXPECT_FALSE(a.issue_from(a.position, now, &id)) << now;
+    GeneratorState g;
+    g.last_ms = packed_ms(a.position);
+    g.sequence = packed_sequence(a.position);
+    g.reserved_until_ms = a.reserved;
+    Config c;
+    c.worker = packed_worker(a.position);
+    EXPECT_EQ(next_id(g, 5'000, c).status, Status::NeedReservation);
+    EXPECT_EQ(next_id(g, 200, c).status, Status::WaitNextMs);
 }

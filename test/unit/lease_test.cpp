@@ -338,6 +338,77 @@ TEST(LeaseAcquire, StaticIdTakenByAnotherNodeNamesItAndRetries) {
     EXPECT_FALSE(l.taken_by_other);
 }
 
+// Issue 17: a restart after a crash finds its id held by the previous run's
+// lease (a node that names itself): it revokes that lease and claims at once,
+// instead of waiting out the TTL as if another node held it.
+TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
+    const LeaseConfig c = config(30, 42);
+    NodeIdentity me;
+    me.host = "db1";
+    me.port = 5432;
+    me.system_identifier = 7312345678901234567ULL;
+    me.started_unix_ms = 2000;
+    me.data_directory = "/var/lib/postgresql/15/main";
+    NodeIdentity previous = me;
+    previous.started_unix_ms = 1000;
+
+    Lease l = lease_start(c, 0);
+    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Claim);
+    lease_on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    EXPECT_FALSE(l.taken_by_other);
+    EXPECT_EQ(l.revoke_lease, 1234);
+    EXPECT_STREQ(l.last_error,
+                 "worker id 42 is held by this node's previous run (lease 1234): revoking that lease");
+    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Revoke);  // at once
+    lease_on_revoked(l, 0);
+    EXPECT_EQ(l.revoke_lease, 0);
+    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Claim);
+    EXPECT_EQ(l.candidate, 42);
+
+    // A failed revoke is retried after the usual delay, still before a claim.
+    lease_on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    lease_on_failure(l, c, LeaseAction::Revoke, "timed out", 0);
+    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Revoke);
+
+    // Not this node: another data directory, port, host or system
+    // identifier, or a holder of a version that does not record the data
+    // directory. Those are waited out as before.
+    for (int differ = 0; differ < 5; differ++) {
+        NodeIdentity other = previous;
+        if (differ == 0) other.data_directory = "/srv/other";
+        if (differ == 1) other.port = 5433;
+        if (differ == 2) other.host = "db2";
+        if (differ == 3) other.system_identifier++;
+        if (differ == 4) other.data_directory.clear();
+        Lease o = lease_start(c, 0);
+        lease_on_grant_ok(o, c, 9, 30000, 0, 0);
+        lease_on_claim_taken(o, c, encode_node_identity(other), 1234, 0, encode_node_identity(me));
+        EXPECT_TRUE(o.taken_by_other) << differ;
+        EXPECT_EQ(o.revoke_lease, 0) << differ;
+    }
+}
+
+TEST(NodeIdentity, CarriesTheDataDirectoryAndReadsOlderValuesWithout) {
+    NodeIdentity n;
+    n.host = "db1";
+    n.port = 5432;
+    n.system_identifier = 1;
+    n.started_unix_ms = 2;
+    n.data_directory = "/srv/pg data";
+    const std::string text = encode_node_identity(n);
+    EXPECT_EQ(text, "snowflake-node host=db1 port=5432 system_identifier=1 started_unix_ms=2 "
+                    "data_directory=/srv/pg_data");
+    NodeIdentity back;
+    ASSERT_TRUE(decode_node_identity(text, &back));
+    EXPECT_EQ(back.data_directory, "/srv/pg_data");
+    ASSERT_TRUE(decode_node_identity(
+        "snowflake-node host=db1 port=5432 system_identifier=1 started_unix_ms=2", &back));
+    EXPECT_EQ(back.data_directory, "");
+    EXPECT_FALSE(same_node(back, back)) << "no data directory: never the same node";
+}
+
 TEST(LeaseAcquire, TakenByOurOwnLeaseIsALostClaimAnswer) {
     const LeaseConfig c = config(30);
     Lease l = lease_start(c, 0);
