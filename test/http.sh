@@ -31,6 +31,9 @@
 #  11  the kernel reports the clock unsynchronised, or its error above
 #      snowflake.max_clock_error_ms (a shim of ntp_adjtime): /healthz and the
 #      batch 503 with SF004; both recover
+#  12  a batch that would wait on a floor 3 s ahead: 503 with 57014 and
+#      Retry-After after at most 1 s of waiting (not 200 seconds later);
+#      ids again once the clock passes the floor
 #
 # Usage: test/http.sh [case number ...]   (default: every case_N below)
 # Needs root or the postgres user, curl, wrk, jq, pgbench, pg_basebackup,
@@ -694,6 +697,30 @@ case_11() {
     req "$C" '/v1/ids/batch?count=5'
     is "11: ... ids again" "$CODE $(jq -r '.ids | length' <<<"$BODY")" "200 5"
     pg_stop "$C"
+}
+
+case_12() {
+    echo "# case 12: a request waits for ids at most a second"
+    start_a || return
+    local floor
+    # A clock tolerance of 10 s: a floor 3 s ahead is waited out, not refused.
+    pg_val "$A" "ALTER SYSTEM SET snowflake.clock_tolerance_ms = 10000" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    floor=$(pg_val "$A" "SELECT snowflake_nextval() + (3000::bigint << 22)")
+    pg_val "$A" "SELECT snowflake_advance_floor($floor)" >/dev/null
+    req "$A" '/v1/ids/batch?count=10'
+    error_shape "12: ids behind a floor 3 s ahead: 503, code 57014" 503 57014
+    like "12: ... with Retry-After" "$HDRS" $'(^|\n)Retry-After: 1(\n|$)'
+    like "12: ... the message says the ids were not ready in time" "$(jq -r .message <<<"$BODY")" '^ids were not ready within 1000 ms$'
+    req "$A" /healthz
+    is "12: /healthz meanwhile: 200 (the floor is waited out, not an error)" "$CODE" 200
+    wait_for "floor passed" 10 sh -c "curl -s -o /dev/null -w '%{http_code}' '$(url "$A" '/v1/ids/batch?count=1')' | grep -q 200"
+    req "$A" '/v1/ids/batch?count=10'
+    is "12: once the clock passes the floor: 200" "$CODE" 200
+    cmp_num "12: ... ids above the floor" "$(jq -r '.ids[0]' <<<"$BODY")" -gt "$floor"
+    pg_val "$A" "ALTER SYSTEM RESET snowflake.clock_tolerance_ms" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
 }
 
 run_cases http "$@"

@@ -25,6 +25,13 @@
 #      the old worker id inside the new holder's range (issue 16)
 #   9  a backend stopped the same way while its node shuts down cleanly: no
 #      id above the exact mark handed over to etcd
+#  10  kill -9 of a node with a fixed leased id and a 60 s TTL, restarted on
+#      the same data directory: it revokes its previous run's lease and holds
+#      the id again long before that lease could expire
+#  11  etcd out of space (NOSPACE alarm, a 1-member etcd with a small quota):
+#      the etcd mark's writes fail, are retried with backoff and counted in
+#      lease_failures; /healthz says 503 SF003 when ids stop; both recover
+#      once the alarm is disarmed
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 # Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
@@ -264,6 +271,9 @@ is "7: nothing listening: SF003" "$state" SF003
 like "7: ... the detail says why" "$detail" "connection refused to http://127.0.0.1:$port"
 el=$(elapsed_since "$t0")
 if fcmp "$el" '<' 2; then ok "7: ... at once ($el s, a psql call)"; else not_ok "7: ... at once" "took $el s"; fi
+is "7: snowflake_advance_floor() without a lease: SF003, not a wait" \
+    "$(pg_psql "$B" -A -t -c "SET statement_timeout = '10s'" -c '\set VERBOSITY verbose' \
+        -c "SELECT snowflake_advance_floor(1)" 2>&1 | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p')" SF003
 wait_for "http" 5 grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$hp" "$B/server.log"
 health=$(curl -s -m 5 -w ' %{http_code}' "http://127.0.0.1:$hp/healthz")
 is "7: the HTTP endpoint's /healthz: 503 with SF003" \
@@ -413,6 +423,78 @@ else
     is "9: ... and the node's mark file is its exact position" "$(mark_flags "$C")" 1
 fi
 pg_reap "$C"
+
+# ---------------------------------------------------------------------------
+echo "# 10: a restart after kill -9 takes its own id back at once"
+R=$(node r "snowflake.lease_prefix = '/case10'" "snowflake.worker_id = 5" "snowflake.lease_ttl = 60")
+start "$R" && helpers "$R"
+wait_for "held" 15 held "$R" || not_ok "10: the node holds worker id 5" "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+OLDLEASE=$(stat_of "$R" lease_id)
+kill -9 "$(pg_postmaster_pid "$R")"
+pg_reap "$R"
+check "10: the dead run's key still holds worker id 5" key_exists /case10/workers/5
+off=$(log_size "$R")
+start "$R"
+if wait_for "held" 30 held "$R"; then
+    ok "10: the restarted node holds worker id 5 again, well within the 60 s TTL of the dead run's lease"
+else
+    not_ok "10: the restarted node holds worker id 5 again within 30 s (TTL 60 s)" \
+        "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+like "10: ... the log says it revoked its previous run's lease" "$(log_since "$R" "$off")" \
+    "revoking lease $OLDLEASE of this node's previous run, which holds worker id 5"
+cmp_num "10: ... under a new lease" "$(stat_of "$R" lease_id)" -ne "$OLDLEASE"
+pg_stop "$R"
+
+# ---------------------------------------------------------------------------
+echo "# 11: etcd out of space"
+etcd_stop
+ETCD_FLAGS=(--quota-backend-bytes=2000000)
+mkdir -p "$WORK/nospace"
+if ! etcd_start 1 "$WORK/nospace"; then
+    not_ok "11: a 1-member etcd with a 2 MB quota starts"
+else
+    Q=$(node q "snowflake.lease_prefix = '/case11'")
+    hq=$(free_tcp_port)
+    pg_conf "$Q" "snowflake.http_listen = '127.0.0.1:$hq'"
+    start "$Q" && helpers "$Q"
+    wait_for "held" 15 held "$Q" || not_ok "11: the node holds a lease" "$(stat_of "$Q" lease_state)"
+    wait_for "http" 5 grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$hq" "$Q/server.log"
+    F0=$(stat_of "$Q" lease_failures)
+    # Fill the quota: puts are refused once the alarm is raised.
+    head -c 400000 /dev/zero | tr '\0' x >"$WORK/big"
+    for i in $(seq 1 12); do etcd_ctl put "/filler/$i" <"$WORK/big" >/dev/null 2>&1 || break; done
+    like "11: etcd raised the NOSPACE alarm" "$(etcd_ctl alarm list 2>&1)" 'NOSPACE'
+    : >"$WORK/load11"
+    load "$Q" "$WORK/load11"; L=$LOAD_PID
+    t0=$(real_now)
+    refused() { grep -q ' SF003$' "$WORK/load11"; }
+    wait_for "refused" 20 refused
+    health=$(curl -s -m 5 -w ' %{http_code}' "http://127.0.0.1:$hq/healthz")
+    is "11: ids stop: /healthz 503 with SF003" "$(jq -r .code <<<"${health% *}" 2>/dev/null) ${health##* }" "SF003 503"
+    like "11: ... the reason names the failing etcd mark write" "$(jq -r .reason <<<"${health% *}" 2>/dev/null)" \
+        'reservation in etcd.*(space|NOSPACE)'
+    sleep 3
+    el=$(elapsed_since "$t0")
+    F1=$(stat_of "$Q" lease_failures)
+    cmp_num "11: failed mark writes are counted in lease_failures" "$F1" -gt "$F0"
+    # With a retry every 20 ms, as before, that would be ~50 a second.
+    cmp_num "11: ... and backed off: $((F1 - F0)) in $el s" "$((F1 - F0))" -lt 40
+    for i in $(seq 1 12); do etcd_ctl del "/filler/$i" >/dev/null 2>&1; done
+    rev=$(etcd_ctl endpoint status -w json | jq -r '.[0].Status.header.revision')
+    etcd_ctl compact "$rev" >/dev/null 2>&1
+    etcd_ctl defrag >/dev/null 2>&1
+    etcd_ctl alarm disarm >/dev/null 2>&1
+    ready() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$hq/healthz")" = 200 ]; }
+    if wait_for "ready" 20 ready; then ok "11: the alarm disarmed: /healthz 200 again"; else not_ok "11: the alarm disarmed: /healthz 200 again"; fi
+    : >"$WORK/load11b"
+    stop_load "$L"
+    load "$Q" "$WORK/load11b"; L=$LOAD_PID
+    sleep 1
+    stop_load "$L"
+    cmp_num "11: ... and ids again" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load11b" | wc -l)" -gt 0
+    pg_stop "$Q"
+fi
 
 pg_cleanup_all
 etcd_stop

@@ -19,6 +19,7 @@ etcd_healthy() { curl -fsS --max-time 1 --noproxy '*' "$1/health" 2>/dev/null | 
 # etcd_start N DIR: starts an N-member cluster with its data under DIR and
 # waits until every member reports healthy. Sets ETCD_URLS (client URLs),
 # ETCD_PIDS and ETCD_ENDPOINTS ("url,url,..."). Returns 1 if it cannot.
+# ETCD_FLAGS (an array, if set) adds flags to every member.
 etcd_start() {
     local n=$1 dir=$2 attempt i cluster ok
     ETCD_DIR=$dir
@@ -38,7 +39,7 @@ etcd_start() {
                 --initial-advertise-peer-urls "http://127.0.0.1:${pports[$i]}" \
                 --initial-cluster "$cluster" --initial-cluster-state new \
                 --initial-cluster-token "snowflake-test-$$-$attempt" \
-                --logger zap --log-outputs stderr >"$dir/m$i.log" 2>&1 &
+                --logger zap --log-outputs stderr ${ETCD_FLAGS[@]+"${ETCD_FLAGS[@]}"} >"$dir/m$i.log" 2>&1 &
             ETCD_PIDS+=($!)
         done
         ok=no
