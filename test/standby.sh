@@ -183,6 +183,10 @@ case_2() {
     # running 1.1 would not: the library is no longer preloaded.
     pg_stop "$Q"
     pg_conf "$Q" "shared_preload_libraries = ''"
+    # Nor did 1.1 write the marker that says a data directory's mark is kept
+    # through the WAL (src/pg/wal.cpp).
+    check "2: the primary's mark worker wrote snowflake.walmark" test -f "$Q/data/snowflake.walmark"
+    rm -f "$Q/data/snowflake.walmark"
     pg_start "$Q" || { bail "2: primary restarted without the library"; return; }
     S3=$(standby_of "$Q") || { bail "2: pg_basebackup -R (standby 3)"; return; }
     S4=$(standby_of "$Q") || { bail "2: pg_basebackup -R (standby 4)"; return; }

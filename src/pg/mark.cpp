@@ -167,6 +167,7 @@ void load_mark(SharedState* s) {
     s->floor_grace_ms = start.floor_grace_ms;
     pg_atomic_write_u64(&s->local_reserved_ms, static_cast<uint64>(m.ms));
     publish_reservation_locked();  // the postmaster, alone: no lock needed yet
+    init_wal_mark(s);
 }
 
 void register_mark_shutdown() { on_shmem_exit(mark_shutdown, 0); }

@@ -321,6 +321,7 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
+    check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
     int32_t worker = -1;
     if (!may_issue_now(&worker)) refuse_no_lease();
     if (max_clock_error_ms > 0) check_clock_health();
@@ -386,6 +387,7 @@ bool generator_ready(char* code, char* reason, size_t len) {
     PG_TRY();
     {
         require_generator();
+        check_replicated_mark();
     }
     PG_CATCH();
     {
@@ -559,6 +561,7 @@ Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
         sp::await_reservation(target, &wait);
         CHECK_FOR_INTERRUPTS();
     }
+    sp::end_refusal_after_floor();  // wal.cpp: a promotion without a replicated mark
     PG_RETURN_VOID();
 }
 }

@@ -41,6 +41,7 @@ extern "C" {
 }
 
 #include "compat.hpp"
+#include "wal.hpp"
 
 // Dedicated SQLSTATEs, documented in docs/reference.md.
 #define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
@@ -175,6 +176,7 @@ struct SharedState {
     ConditionVariable reservation_cv;
 
     LeaseShared lease;
+    WalMarkShared wal;  // the mark carried by the WAL (wal.cpp)
 
     int counter_slots;
     IdCounter counters[FLEXIBLE_ARRAY_MEMBER];  // Stats: ids per backend
