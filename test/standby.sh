@@ -159,7 +159,8 @@ case_1() {
     maxold=$(pg_val "$P" "SELECT max(id) FROM ids")
     pg_stop "$P"
     is "1: standby 1 replayed every id of the primary" "$(pg_val "$S1" "SELECT max(id) FROM ids")" "$maxold"
-    is "1: pg_promote() on standby 1 after the primary stopped" "$(pg_val "$S1" "SELECT pg_promote(true, 60)")" t
+    check "1: pg_ctl promote of standby 1 after the primary stopped" \
+        as_pg "$PGBIN/pg_ctl" -D "$S1/data" -w -t 60 promote
     promoted_issues "$S1" switchover 200 || not_ok "1: standby 1, promoted, issues 200 ids" "$(tail -3 "$S1/server.log")"
     is "1: every id of the new primary is above the old primary's highest" \
         "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'switchover' AND id <= $maxold")" 0

@@ -9,6 +9,7 @@
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/promotion.hpp"
 #include "../core/reservation.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"

@@ -83,15 +83,8 @@ struct ReserveRecord {
 static_assert(sizeof(ReserveRecord) == 16, "the record's layout is part of the WAL format");
 
 // Id-space milliseconds and Unix milliseconds, for the epoch in effect.
-// Rounded so that the Unix millisecond holds the end of the id-space one.
-int64_t to_unix_ms(int64_t ms) {
-    const int64_t us = epoch_unix_us() + ms * 1000;
-    return -core::floor_div(-us, 1000);  // ceiling
-}
-int64_t from_unix_ms(int64_t unix_ms) {
-    const int64_t ms = core::floor_div(unix_ms * 1000 - epoch_unix_us(), 1000);
-    return std::clamp<int64_t>(ms, -1, core::kMaxMs);
-}
+int64_t to_unix_ms(int64_t ms) { return core::id_ms_to_unix_ms(ms, epoch_unix_us()); }
+int64_t from_unix_ms(int64_t unix_ms) { return core::unix_ms_to_id_ms(unix_ms, epoch_unix_us()); }
 
 // Writes text to name durably (temp file, fsync, rename, fsync of the
 // directory). Reports failures at elevel; false if it failed.
@@ -135,17 +128,13 @@ void raise_position_locked(int64_t ms) {
 int64_t refusal_bound_locked() {
     WalMarkShared& w = shared->wal;
     if (w.refuse_until_unix_ms >= 0) return w.refuse_until_unix_ms;
-    int64_t bound = -1;
-    if (shared->loaded.ms >= 0) bound = to_unix_ms(shared->loaded.ms);
     // The old primary's clock at its last replayed commit: it never
     // reserved more than kMaxWindowMs ahead of it.
     const TimestampTz xtime = GetLatestXTime();
-    if (xtime != 0)
-        bound = std::max<int64_t>(bound, core::floor_div(xtime + kPgEpochUnixUs, 1000) + core::kMaxWindowMs);
-    // Nothing known at all: the promotion's own clock, plus the same margin.
-    if (bound < 0) bound = unix_now_us() / 1000 + core::kMaxWindowMs;
-    w.refuse_until_unix_ms = bound;
-    return bound;
+    w.refuse_until_unix_ms = core::promotion_refusal_until(
+        shared->loaded.ms >= 0 ? to_unix_ms(shared->loaded.ms) : -1,
+        xtime != 0 ? core::floor_div(xtime + kPgEpochUnixUs, 1000) : -1, unix_now_us() / 1000);
+    return w.refuse_until_unix_ms;
 }
 
 // Ends the refusal; the caller removes the file if *was_on_disk. Lock held.
@@ -165,7 +154,6 @@ void remove_refusal_file(int elevel) {
 
 void replay_reservation(const ReserveRecord& rec) {
     const int64_t ms = from_unix_ms(rec.until_unix_ms);
-    const int64_t window = std::clamp<int64_t>(rec.window_ms, core::kMinWindowMs, core::kMaxWindowMs);
     WalMarkShared& w = shared->wal;
 
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
@@ -176,13 +164,13 @@ void replay_reservation(const ReserveRecord& rec) {
     if (w.archive_recovery && pg_atomic_read_u32(&w.refusing) != 0) end_refusal_locked(&remove_refusal);
     bool raised = false;
     core::Mark mark;
-    if (ms > core::packed_ms(pg_atomic_read_u64(&shared->position))) {
-        raise_position_locked(ms);
-        shared->floor_ms = ms;
-        // After a crash the usual grace (the window); after a promotion the
-        // old primary's clock may have run ahead of this one as well.
-        shared->floor_grace_ms = w.archive_recovery ? window + core::kMaxWindowMs : window;
-        shared->loaded = core::Mark{ms, false, window};
+    const core::ReplayedFloor f = core::replayed_floor(
+        ms, rec.window_ms, core::packed_ms(pg_atomic_read_u64(&shared->position)), w.archive_recovery);
+    if (f.raise) {
+        raise_position_locked(f.floor_ms);
+        shared->floor_ms = f.floor_ms;
+        shared->floor_grace_ms = f.grace_ms;
+        shared->loaded = core::Mark{f.floor_ms, false, f.window_ms};
         if (static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms)) < ms)
             pg_atomic_write_u64(&shared->local_reserved_ms, static_cast<uint64>(ms));
         publish_reservation_locked();
@@ -271,7 +259,8 @@ void init_wal_mark(SharedState* s) {
     }
     // The start of an archive recovery whose end (a promotion) would find
     // no mark that came through the WAL.
-    if (w.archive_recovery && !w.marker_on_disk && worker_id >= 0 && !leasing_configured())
+    if (core::arm_promotion_refusal(w.archive_recovery, w.marker_on_disk,
+                                    worker_id >= 0 && !leasing_configured()))
         pg_atomic_write_u32(&w.refusing, 1);
 }
 
