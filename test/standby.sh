@@ -9,7 +9,8 @@
 #      the custom resource manager); a standby refuses ids (25006) and its
 #      mark rises as it replays; a standby promoted while the primary still
 #      runs, and one promoted after the primary stopped (a switchover),
-#      issue only ids above every id they replayed, none twice
+#      issue only ids above every id they replayed, none twice; a kill -9
+#      of the new primary is crash recovery, not refused
 #   2  a promotion that replayed no snowflake record (the primary ran without
 #      the library's WAL records, like 1.1): ids are refused with 55000 naming
 #      both ways out, also after a restart; a clock past the last reservation
@@ -166,6 +167,15 @@ case_1() {
         "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'switchover' AND id <= $maxold")" 0
     is "1: ... 200 of them" "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'switchover'")" 200
     no_duplicates "$S1" ids "1: no id twice on the new primary"
+
+    # A crash of the new primary is crash recovery, not a promotion: ids
+    # resume (after the reservation on disk), nothing is refused.
+    max2=$(pg_val "$S1" "SELECT max(id) FROM ids")
+    pg_kill9 "$S1"
+    pg_start "$S1" || { bail "1: the new primary restarted after kill -9" "$(tail -5 "$S1/server.log")"; return; }
+    promoted_issues "$S1" aftercrash 10 || not_ok "1: ids after the crash restart" "$(tail -3 "$S1/server.log")"
+    is "1: ... all 10 above every id before the crash" \
+        "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'aftercrash' AND id > $max2")" 10
     pg_stop "$S1"
     pg_stop "$S2"
 }

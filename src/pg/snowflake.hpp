@@ -160,8 +160,9 @@ struct SharedState {
     int64_t floor_grace_ms;  // lock
     Stats stats;
 
-    // The mark (mark.cpp): loaded by the postmaster at start, then written
-    // only by the mark worker (worker.cpp) until the postmaster's shutdown.
+    // The mark (mark.cpp): loaded by the postmaster at start, raised by
+    // redo during recovery (wal.cpp, under lock), then written only by the
+    // mark worker (worker.cpp) until the postmaster's shutdown.
     int mark_status;               // MarkStatus; set at start
     int mark_errno;                // for a mark that could not be read: the OS error
     char mark_problem[200];        // why the mark is unusable, a sentence for the error detail
