@@ -156,6 +156,13 @@ case_1() {
     n=$(as_pg "$PGBIN/pg_waldump" -p "$P/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null | grep -c "rmgr: custom$RMGR_ID ")
     cmp_num "1: pg_waldump shows records of resource manager $RMGR_ID" "${n:-0}" -gt 0
 
+    # A standby restarted while it is one keeps its replayed mark, and is
+    # not taken for a node without one (its data directory says the mark
+    # comes through the WAL).
+    pg_stop "$S1"
+    pg_start "$S1" || { bail "1: standby 1 restarted" "$(tail -5 "$S1/server.log")"; return; }
+    cmp_num "1: a restarted standby keeps its replayed mark" "$(hwm_ms "$S1")" -ge "$h2"
+
     # Switchover: the primary stops, standby 1 (clock 2 s behind it) takes over.
     maxold=$(pg_val "$P" "SELECT max(id) FROM ids")
     pg_stop "$P"

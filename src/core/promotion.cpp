@@ -30,6 +30,12 @@ ReplayedFloor replayed_floor(int64_t record_ms, int64_t record_window_ms, int64_
     return f;
 }
 
+int64_t start_grace_ms(int64_t grace_ms, int64_t window_ms, bool archive_recovery) noexcept {
+    if (!archive_recovery) return grace_ms;
+    const int64_t window = std::clamp<int64_t>(window_ms, kMinWindowMs, kMaxWindowMs);
+    return std::max(grace_ms, window + kPromotionMarginMs);
+}
+
 bool arm_promotion_refusal(bool archive_recovery, bool marker_present, bool static_worker_id) noexcept {
     return archive_recovery && !marker_present && static_worker_id;
 }

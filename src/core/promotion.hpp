@@ -34,6 +34,13 @@ struct ReplayedFloor {
 ReplayedFloor replayed_floor(int64_t record_ms, int64_t record_window_ms, int64_t position_ms,
                              bool archive_recovery) noexcept;
 
+// The grace of the floor loaded from the mark file at start (grace_ms, of
+// a mark with window_ms; 0 for an exact mark): in archive recovery the
+// file's mark came from the primary (a base backup's copy, or replay
+// before a restart of the standby), whose clock may run ahead of this one,
+// so a promotion waits for it as for a replayed one.
+int64_t start_grace_ms(int64_t grace_ms, int64_t window_ms, bool archive_recovery) noexcept;
+
 // Whether a run that starts now must hold ids back once it is promoted:
 // it starts in archive recovery (a standby, or a restore), with a static
 // worker id, and its data directory does not say that its mark comes

@@ -244,6 +244,10 @@ void init_wal_mark(SharedState* s) {
     w.refuse_until_unix_ms = -1;
     w.refusal_on_disk = false;
     pg_atomic_init_u32(&w.refusing, 0);
+    // load_mark() set the floor for a crash restart; a standby's mark file
+    // holds its primary's reservation, in that primary's clock.
+    if (s->floor_ms >= 0)
+        s->floor_grace_ms = core::start_grace_ms(s->floor_grace_ms, s->loaded.window_ms, w.archive_recovery);
 
     // A refusal kept from an earlier run of this data directory.
     if (FILE* f = fopen(kRefusalFile, "r")) {

@@ -45,6 +45,13 @@ TEST(Promotion, GraceAfterCrashIsTheWindowAfterPromotionMore) {
     EXPECT_EQ(replayed_floor(5000, 10 * kMaxWindowMs, -1, false).window_ms, kMaxWindowMs);
 }
 
+TEST(Promotion, StartGraceGrowsOnlyInArchiveRecovery) {
+    EXPECT_EQ(start_grace_ms(1000, 1000, false), 1000);
+    EXPECT_EQ(start_grace_ms(0, 0, false), 0);  // an exact mark after a clean stop
+    EXPECT_EQ(start_grace_ms(0, 0, true), kMinWindowMs + kPromotionMarginMs);
+    EXPECT_EQ(start_grace_ms(3000, 3000, true), 3000 + kPromotionMarginMs);
+}
+
 TEST(Promotion, RefusalArmsOnlyForAStaticIdInArchiveRecoveryWithoutMarker) {
     EXPECT_TRUE(arm_promotion_refusal(true, false, true));
     EXPECT_FALSE(arm_promotion_refusal(false, false, true));  // crash recovery
