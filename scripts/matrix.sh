@@ -20,8 +20,9 @@
 #   MATRIX_TESTS      suites of test/run_all.sh, comma-separated, or "all"
 #                     (every suite except those in MATRIX_SKIP). Default:
 #                     the core unit tests, pg_regress, pgTAP, the fault
-#                     suite, the upgrade test and installcheck: what differs
-#                     between PostgreSQL versions. The etcd, lease, cluster
+#                     suite, the upgrade test, installcheck and the standby
+#                     suite (the custom WAL resource manager's redo and
+#                     promotion): what differs between PostgreSQL versions. The etcd, lease, cluster
 #                     and HTTP suites exercise no version-specific code
 #                     beyond what these cover, and would double CI's time.
 #   MATRIX_SKIP       default "core unit tests (ASan+UBSan)" (no PostgreSQL
@@ -39,7 +40,7 @@ cd "$(dirname "$0")/.."
 SRC=$PWD
 
 MATRIX_RELEASES=${MATRIX_RELEASES:-trixie sid}
-MATRIX_TESTS=${MATRIX_TESTS:-core unit tests,pg_regress,pgTAP,fault injection,upgrade,installcheck}
+MATRIX_TESTS=${MATRIX_TESTS:-core unit tests,pg_regress,pgTAP,fault injection,upgrade,installcheck,standby}
 MATRIX_SKIP=${MATRIX_SKIP:-core unit tests (ASan+UBSan)}
 MATRIX_DEB=${MATRIX_DEB:-1}
 MATRIX_WERROR=${MATRIX_WERROR:-0}

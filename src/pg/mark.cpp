@@ -6,7 +6,10 @@
 //   Missing: normal on first start. Unreadable or corrupt: ids are refused.
 // - While the server runs, the mark worker (worker.cpp) keeps a reservation
 //   ahead of the clock and is the only process that writes the file; ids are
-//   issued only inside the reservation on disk.
+//   issued only inside the reservation on disk (and logged in the WAL,
+//   wal.cpp). During recovery (a standby) the startup process writes it
+//   instead, as it replays the primary's reservations; the mark worker does
+//   not run then.
 // - At a clean shutdown the postmaster writes the exact last millisecond, so
 //   a clean restart does not wait. After a crash, ids wait until the clock
 //   passes the last reservation: at most its window (recorded in the file)
@@ -169,6 +172,7 @@ void load_mark(SharedState* s) {
     s->floor_grace_ms = start.floor_grace_ms;
     pg_atomic_write_u64(&s->local_reserved_ms, static_cast<uint64>(m.ms));
     publish_reservation_locked();  // the postmaster, alone: no lock needed yet
+    init_wal_mark(s);
 }
 
 void register_mark_shutdown() { on_shmem_exit(mark_shutdown, 0); }

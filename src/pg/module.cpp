@@ -16,6 +16,7 @@ void _PG_init(void) {
     snowflake::pg::define_settings();
     snowflake::pg::warn_if_clock_outside_epoch();
     snowflake::pg::install_shmem_hooks();
+    snowflake::pg::register_wal_rmgr();
     snowflake::pg::register_mark_worker();
     if (snowflake::pg::leasing_configured()) snowflake::pg::register_lease_worker();
     if (snowflake::pg::http_listen != nullptr && snowflake::pg::http_listen[0] != '\0')

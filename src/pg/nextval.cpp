@@ -273,6 +273,8 @@ void report_clock(const core::Next& r, int64_t now_ms) {
                                           ? "The mark in etcd of the worker id's previous holder"
                                       : shared->floor_source == kFloorAdvanced
                                           ? "The high-water mark raised by snowflake_advance_floor()"
+                                      : shared->floor_source == kFloorReplayed
+                                          ? "The high-water mark replayed from the primary's WAL"
                                           : "The high-water mark of the previous run",
                                       last_text, clock_tolerance_ms)
                           : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
@@ -338,6 +340,7 @@ core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_c
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
 core::Next issue(int32_t max_count) {
     require_generator();
+    check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
     if (!lease_allows_ids()) refuse_no_lease();
     if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
@@ -402,6 +405,7 @@ bool generator_ready(char* code, char* reason, size_t len) {
     PG_TRY();
     {
         require_generator();
+        check_replicated_mark();
     }
     PG_CATCH();
     {
@@ -583,6 +587,7 @@ Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
         sp::await_reservation(target, &wait);
         CHECK_FOR_INTERRUPTS();
     }
+    sp::end_refusal_after_floor();  // wal.cpp: a promotion without a replicated mark
     PG_RETURN_VOID();
 }
 }

@@ -34,7 +34,8 @@
 //   error: the caller copies what it needs, releases it, then waits or
 //   reports.
 // - Only the mark worker (worker.cpp) writes the mark file while the server
-//   runs: it writes a reservation to disk first and only then publishes it
+//   runs (during recovery, only the startup process, replaying wal.cpp's
+//   records under `lock`): it writes a reservation to disk first and only then publishes it
 //   under `lock`; nothing issues an id past `reserved_until_ms`. With worker
 //   ids leased from etcd, the lease worker (lease_worker.cpp) does the same
 //   with the worker id's mark in etcd, and `reserved_until_ms` is the lower

@@ -9,6 +9,7 @@
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/promotion.hpp"
 #include "../core/reservation.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"
@@ -41,6 +42,7 @@ extern "C" {
 }
 
 #include "compat.hpp"
+#include "wal.hpp"
 
 // Dedicated SQLSTATEs, documented in docs/reference.md.
 #define ERRCODE_SF_CLOCK_BEHIND MAKE_SQLSTATE('S', 'F', '0', '0', '1')
@@ -175,8 +177,9 @@ struct SharedState {
     int floor_source;        // lock: FloorSource, what set floor_ms (for messages)
     Stats stats;
 
-    // The mark (mark.cpp): loaded by the postmaster at start, then written
-    // only by the mark worker (worker.cpp) until the postmaster's shutdown.
+    // The mark (mark.cpp): loaded by the postmaster at start, raised by
+    // redo during recovery (wal.cpp, under lock), then written only by the
+    // mark worker (worker.cpp) until the postmaster's shutdown.
     int mark_status;               // MarkStatus; set at start
     int mark_errno;                // for a mark that could not be read: the OS error
     char mark_problem[200];        // why the mark is unusable, a sentence for the error detail
@@ -192,6 +195,7 @@ struct SharedState {
     ConditionVariable reservation_cv;
 
     LeaseShared lease;
+    WalMarkShared wal;  // the mark carried by the WAL (wal.cpp)
 
     int counter_slots;
     IdCounter counters[FLEXIBLE_ARRAY_MEMBER];  // Stats: ids per backend
@@ -200,8 +204,9 @@ extern SharedState* shared;
 
 enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
 // Where the generator's floor came from: the mark file of the previous run,
-// snowflake_advance_floor(), or (leasing) the previous holder's mark in etcd.
-enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2 };
+// snowflake_advance_floor(), (leasing) the previous holder's mark in etcd, or
+// a reservation replayed from the primary's WAL (wal.cpp).
+enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2, kFloorReplayed = 3 };
 
 // The mark file, relative to the data directory.
 constexpr const char* kMarkFile = "snowflake.mark";

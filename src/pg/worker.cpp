@@ -5,7 +5,8 @@
 // Each turn of its loop asks the core (core/reservation.hpp) whether to
 // write: when less than half a window is left of a reservation the clock is
 // inside (idle servers too), or when a backend waits beyond the reservation.
-// A write goes to disk first and is then published under the lock; the
+// A write goes to disk first (the mark file, then the WAL record of
+// wal.cpp, flushed) and is then published under the lock; the
 // window grows with slow storage, so that ids slow down but never stop; a
 // failed write is reported to the waiting backends and tried again.
 //
@@ -50,6 +51,7 @@ void detach_worker(int, Datum) {
 // One turn: writes a reservation if the core says so. Returns how long to
 // sleep before the next turn.
 long reserve_once(int* last_logged_err) {
+    tend_refusal();  // wal.cpp: a promotion without a replicated mark
     if ((worker_id < 0 && !shared->lease.leasing) || shared->mark_status == kMarkCorrupt)
         return kTickMs * 10;
     const int64_t now = now_ms(epoch_unix_us());
@@ -64,6 +66,10 @@ long reserve_once(int* last_logged_err) {
     const char* step = "";
     const int64_t t0 = monotonic_us();
     const int err = write_mark(mark, &step);
+    // Then into the WAL, flushed (wal.cpp), so that standbys replay it and a
+    // promoted one starts above it. An error here ends the worker (it is
+    // started again), before anything is published.
+    if (err == 0) log_reservation(plan.until_ms, window);
     const int64_t took_ms = (monotonic_us() - t0 + 999) / 1000;
 
     pg_atomic_write_u64(&shared->stats.last_write_ms, static_cast<uint64>(took_ms));

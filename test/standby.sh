@@ -1,0 +1,250 @@
+#!/bin/bash
+# Standby suite of snowflake: the high-water mark carried by the WAL
+# (src/pg/wal.cpp). A primary and streaming standbys (pg_basebackup -R), all
+# with the same static snowflake.worker_id, the primary's clock ahead of the
+# standbys' (libfaketime, as in test/fault/).
+#
+#   1  ids on the primary under load, its clock 2 s ahead: the primary's WAL
+#      carries the reservations (pg_walinspect names them, pg_waldump shows
+#      the custom resource manager); a standby refuses ids (25006) and its
+#      mark rises as it replays; a standby promoted while the primary still
+#      runs, and one promoted after the primary stopped (a switchover),
+#      issue only ids above every id they replayed, none twice; a kill -9
+#      of the new primary is crash recovery, not refused
+#   2  a promotion that replayed no snowflake record (the primary ran without
+#      the library's WAL records, like 1.1): ids are refused with 55000 naming
+#      both ways out, also after a restart; a clock past the last reservation
+#      the node can know of lets them through; snowflake_advance_floor() does
+#      at once, durably
+#
+# Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits
+# non-zero on any failure. Usage: test/standby.sh [case number ...]
+# Needs root or the postgres user, pgbench, pg_basebackup, pg_waldump,
+# pg_walinspect (contrib), libfaketime. KEEP_TMP=1 keeps the directories.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+. test/lib/pg.sh
+FAULT_DIR=$PWD/test/fault
+. "$FAULT_DIR/lib.sh"
+
+SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
+trap 'pg_cleanup_all; rm -rf "$SHIM_DIR"' EXIT
+trap 'exit 130' INT TERM
+umask 022
+
+# The custom WAL resource manager id of src/pg/wal.cpp (kRmgrId).
+RMGR_ID=168
+
+if [ ! -r "$FT_LIB" ]; then
+    echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: the mark worker reads the real clock"
+
+pgbench_on() {
+    local dir=$1; shift
+    as_pg "$PGBIN/pgbench" -n -h "$dir" -p "$PG_PORT" -U postgres "$@" postgres
+}
+
+# pgbench_clean LOG STATUS DESC: pgbench exited 0 and reported no failed
+# transaction.
+pgbench_clean() {
+    local failed
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$1")
+    if [ "$2" = 0 ] && [ "${failed:-0}" = 0 ] && grep -q '^number of transactions actually processed' "$1"; then
+        ok "$3"
+    else
+        not_ok "$3" "pgbench exit status $2, failed transactions '${failed:-?}'" \
+            "$(grep -E 'error|ERROR|abort|failed' "$1" | head -5)"
+    fi
+}
+
+# no_duplicates DIR TABLE DESC
+no_duplicates() { is "$3" "$(pg_val "$1" "SELECT count(*) - count(DISTINCT id) FROM $2")" 0; }
+
+REPL_CONF=("wal_level = replica" "max_wal_senders = 8" "hot_standby = on" "wal_keep_size = '256MB'")
+
+# standby_of PRIMARY: a new directory with a streaming standby of PRIMARY
+# (not started); prints the directory.
+standby_of() {
+    local s
+    s=$(pg_tmpdir)
+    if ! as_pg "$PGBIN/pg_basebackup" -h "$1" -p "$PG_PORT" -U postgres -D "$s/data" -R -X stream -c fast \
+            >"$s/basebackup.log" 2>&1; then
+        cat "$s/basebackup.log" >&2
+        return 1
+    fi
+    pg_conf "$s" "unix_socket_directories = '$s'"
+    echo "$s"
+}
+
+# caught_up PRIMARY STANDBY: the standby replayed everything the primary
+# has written so far.
+caught_up() {
+    local lsn
+    lsn=$(pg_val "$1" "SELECT pg_current_wal_lsn()") || return 1
+    wait_for "replay" 30 replayed_past "$2" "$lsn"
+}
+replayed_past() {
+    [ "$(pg_val "$1" "SELECT pg_last_wal_replay_lsn() >= '$2'::pg_lsn" 2>/dev/null)" = t ]
+}
+
+# hwm_ms DIR: the high-water mark of snowflake_stats, in Unix milliseconds.
+hwm_ms() { pg_val "$1" "SELECT (extract(epoch FROM high_water_mark) * 1000)::bigint FROM snowflake_stats"; }
+
+# promoted_issues DIR PHASE N: issues N ids into ids(phase) on a promoted
+# node (its first call may wait for the clock to pass the replayed mark).
+promoted_issues() {
+    PG_TIMEOUT=120 pg_val "$1" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), '$2' FROM generate_series(1, $3)" >/dev/null
+}
+
+# -------------------------------------------------------------------------
+case_1() {
+    echo "# case 1: replay raises the standby's mark; promotions start above it"
+    local P S1 S2 lsn0 lsn1 n v state msg hint h1 h2 maxold max2 log status
+    P=$(pg_tmpdir)
+    fault_init "$P" "${REPL_CONF[@]}" || { bail "1: primary initialised"; return; }
+    ft_set "$P" +2
+    ft_start "$P" || { bail "1: primary started (clock +2 s)"; return; }
+    helpers_sql "$P" || { bail "1: helpers on the primary"; return; }
+    pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'before' FROM generate_series(1, 10)" >/dev/null
+    S1=$(standby_of "$P") || { bail "1: pg_basebackup -R (standby 1)"; return; }
+    S2=$(standby_of "$P") || { bail "1: pg_basebackup -R (standby 2)"; return; }
+    pg_start "$S1" || { bail "1: standby 1 started" "$(tail -5 "$S1/server.log")"; return; }
+    pg_start "$S2" || { bail "1: standby 2 started" "$(tail -5 "$S2/server.log")"; return; }
+    pg_psql "$P" -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null \
+        || { bail "1: pg_walinspect on the primary"; return; }
+    lsn0=$(pg_val "$P" "SELECT pg_current_wal_lsn()")
+    caught_up "$P" "$S1" || not_ok "1: standby 1 catches up"
+    h1=$(hwm_ms "$S1")
+
+    # Continuous ids on the primary.
+    log=$P/pgbench.log
+    cp "$FAULT_DIR/load.sql" "$P/load.sql"; chmod 644 "$P/load.sql"
+    pgbench_on "$P" -c 2 -j 2 -T 6 -f "$P/load.sql" -D tbl=ids -D phase=load >"$log" 2>&1 &
+    local bench=$!
+    sleep 2
+    v=$(pg_psql "$S1" -A -t -F $'\x1f' -c "SELECT state, msg, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg hint <<<"$v"
+    is "1: a standby refuses ids: SQLSTATE 25006" "$state" 25006
+    is "1: ... message" "$msg" "cannot issue snowflake ids during recovery"
+
+    # Standby 2 is promoted while the primary still issues ids.
+    is "1: pg_promote() on standby 2 while the primary runs" "$(pg_val "$S2" "SELECT pg_promote(true, 60)")" t
+    max2=$(pg_val "$S2" "SELECT max(id) FROM ids")
+    promoted_issues "$S2" promoted 200 || not_ok "1: standby 2, promoted, issues 200 ids" "$(tail -3 "$S2/server.log")"
+    cmp_num "1: every id of standby 2 is above every id it replayed" \
+        "$(pg_val "$S2" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id <= $max2")" -eq 0
+    is "1: ... 200 of them" "$(pg_val "$S2" "SELECT count(*) FROM ids WHERE phase = 'promoted'")" 200
+
+    wait "$bench"; status=$?
+    pgbench_clean "$log" "$status" "1: the primary issued ids throughout"
+    caught_up "$P" "$S1" || not_ok "1: standby 1 catches up after the load"
+    h2=$(hwm_ms "$S1")
+    cmp_num "1: the standby's high-water mark rose while it replayed" "$h2" -gt "$h1"
+    v=$(pg_val "$S1" "SELECT (extract(epoch FROM snowflake_timestamp(max(id))) * 1000)::bigint FROM ids")
+    cmp_num "1: ... and covers every id it replayed" "$h2" -ge "${v:-0}"
+
+    # The records themselves.
+    lsn1=$(pg_val "$P" "SELECT pg_current_wal_lsn()")
+    n=$(pg_val "$P" "SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE resource_manager = 'snowflake'")
+    cmp_num "1: pg_walinspect shows snowflake records in the primary's WAL" "${n:-0}" -gt 0
+    v=$(pg_val "$P" "SELECT record_type || ': ' || description FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE resource_manager = 'snowflake' LIMIT 1")
+    like "1: ... described (type, reservation, worker id)" "$v" '^RESERVE: until .* window [0-9]+ ms, worker 7$'
+    n=$(as_pg "$PGBIN/pg_waldump" -p "$P/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null | grep -c "rmgr: custom$RMGR_ID ")
+    cmp_num "1: pg_waldump shows records of resource manager $RMGR_ID" "${n:-0}" -gt 0
+
+    # A standby restarted while it is one keeps its replayed mark, and is
+    # not taken for a node without one (its data directory says the mark
+    # comes through the WAL).
+    pg_stop "$S1"
+    pg_start "$S1" || { bail "1: standby 1 restarted" "$(tail -5 "$S1/server.log")"; return; }
+    cmp_num "1: a restarted standby keeps its replayed mark" "$(hwm_ms "$S1")" -ge "$h2"
+
+    # Switchover: the primary stops, standby 1 (clock 2 s behind it) takes over.
+    maxold=$(pg_val "$P" "SELECT max(id) FROM ids")
+    pg_stop "$P"
+    is "1: standby 1 replayed every id of the primary" "$(pg_val "$S1" "SELECT max(id) FROM ids")" "$maxold"
+    check "1: pg_ctl promote of standby 1 after the primary stopped" \
+        as_pg "$PGBIN/pg_ctl" -D "$S1/data" -w -t 60 promote
+    promoted_issues "$S1" switchover 200 || not_ok "1: standby 1, promoted, issues 200 ids" "$(tail -3 "$S1/server.log")"
+    is "1: every id of the new primary is above the old primary's highest" \
+        "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'switchover' AND id <= $maxold")" 0
+    is "1: ... 200 of them" "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'switchover'")" 200
+    no_duplicates "$S1" ids "1: no id twice on the new primary"
+
+    # A crash of the new primary is crash recovery, not a promotion: ids
+    # resume (after the reservation on disk), nothing is refused.
+    max2=$(pg_val "$S1" "SELECT max(id) FROM ids")
+    pg_kill9 "$S1"
+    pg_start "$S1" || { bail "1: the new primary restarted after kill -9" "$(tail -5 "$S1/server.log")"; return; }
+    promoted_issues "$S1" aftercrash 10 || not_ok "1: ids after the crash restart" "$(tail -3 "$S1/server.log")"
+    is "1: ... all 10 above every id before the crash" \
+        "$(pg_val "$S1" "SELECT count(*) FROM ids WHERE phase = 'aftercrash' AND id > $max2")" 10
+    pg_stop "$S1"
+    pg_stop "$S2"
+}
+
+# -------------------------------------------------------------------------
+case_2() {
+    echo "# case 2: a promotion without a replicated mark is refused"
+    local Q S3 S4 maxq v state msg detail hint
+    Q=$(pg_tmpdir)
+    fault_init "$Q" "${REPL_CONF[@]}" || { bail "2: primary initialised"; return; }
+    pg_start "$Q" || { bail "2: primary started"; return; }
+    helpers_sql "$Q" || { bail "2: helpers on the primary"; return; }
+    pg_val "$Q" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'q' FROM generate_series(1, 10)" >/dev/null
+    maxq=$(pg_val "$Q" "SELECT max(id) FROM ids")
+    # From now on the primary writes no snowflake record, as a primary
+    # running 1.1 would not: the library is no longer preloaded.
+    pg_stop "$Q"
+    pg_conf "$Q" "shared_preload_libraries = ''"
+    # Nor did 1.1 write the marker that says a data directory's mark is kept
+    # through the WAL (src/pg/wal.cpp).
+    check "2: the primary's mark worker wrote snowflake.walmark" test -f "$Q/data/snowflake.walmark"
+    rm -f "$Q/data/snowflake.walmark"
+    pg_start "$Q" || { bail "2: primary restarted without the library"; return; }
+    S3=$(standby_of "$Q") || { bail "2: pg_basebackup -R (standby 3)"; return; }
+    S4=$(standby_of "$Q") || { bail "2: pg_basebackup -R (standby 4)"; return; }
+    pg_conf "$S3" "shared_preload_libraries = 'snowflake'"
+    pg_conf "$S4" "shared_preload_libraries = 'snowflake'"
+    ft_set "$S3" 0
+    ft_start "$S3" || { bail "2: standby 3 started" "$(tail -5 "$S3/server.log")"; return; }
+    pg_start "$S4" || { bail "2: standby 4 started" "$(tail -5 "$S4/server.log")"; return; }
+    pg_val "$Q" "INSERT INTO ids(id, phase) VALUES (1, 'commit')" >/dev/null
+    caught_up "$Q" "$S3" || not_ok "2: standby 3 catches up"
+    caught_up "$Q" "$S4" || not_ok "2: standby 4 catches up"
+    pg_stop "$Q"
+
+    is "2: pg_promote() on standby 3" "$(pg_val "$S3" "SELECT pg_promote(true, 60)")" t
+    v=$(pg_psql "$S3" -A -t -F $'\x1f' -c "SELECT state, msg, detail, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg detail hint <<<"$v"
+    is "2: ids refused after the promotion: SQLSTATE 55000" "$state" 55000
+    is "2: ... message" "$msg" "snowflake high-water mark did not come through the WAL"
+    like "2: ... detail names the worker id and the last reservation known" "$detail" 'snowflake.worker_id 7.* reaches '
+    like "2: ... hint names the clock and snowflake_advance_floor()" "$hint" 'clock passes .*snowflake_advance_floor\(\)'
+    pg_stop "$S3"
+    ft_start "$S3" || { bail "2: standby 3 restarted" "$(tail -5 "$S3/server.log")"; return; }
+    is "2: still refused after a restart" "$(pg_val "$S3" "SELECT state FROM try_nextval()")" 55000
+    ft_set "$S3" +90
+    read -r v state <<<"$(pg_val "$S3" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "2: ids flow once the clock passes the last reservation known" "$state" 00000
+    cmp_num "2: ... above the old primary's ids" "${v:-0}" -gt "$maxq"
+
+    is "2: pg_promote() on standby 4" "$(pg_val "$S4" "SELECT pg_promote(true, 60)")" t
+    is "2: standby 4 refused too" "$(pg_val "$S4" "SELECT state FROM try_nextval()")" 55000
+    pg_val "$S4" "SELECT snowflake_advance_floor($maxq)" >/dev/null || not_ok "2: snowflake_advance_floor() on standby 4"
+    read -r v state <<<"$(pg_val "$S4" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "2: snowflake_advance_floor() lets ids through at once" "$state" 00000
+    cmp_num "2: ... above the floor" "${v:-0}" -gt "$maxq"
+    pg_stop "$S4"
+    pg_start "$S4" || { bail "2: standby 4 restarted"; return; }
+    is "2: ... durably (after a restart)" "$(pg_val "$S4" "SELECT state FROM try_nextval()")" 00000
+    pg_stop "$S4"
+    pg_stop "$S3"
+}
+
+run_cases standby "$@"
+exit
