@@ -293,6 +293,30 @@ TEST_F(LeaseLoop, RestartOfTheSameNodeRevokesItsPreviousLease) {
     EXPECT_TRUE(again.shutdown());
 }
 
+TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
+    Node a(prefix_, "node-a", 11, 30);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 3000)) << a.debug();
+    const int64_t dropped = a.lease().lease_id;
+    // Someone else writes the id's mark: the next renewal's compare fails on
+    // a value that is not one of ours.
+    etcd::Client other(options());
+    const int64_t foreign_ms = wall_ms(0) + 3000;
+    ASSERT_TRUE(other.put(core::mark_key(prefix_, 11), core::encode_etcd_mark(core::Mark{foreign_ms, false})).status.ok());
+    // Ids keep being asked for, so the reservation is renewed soon.
+    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.lease().lease_id != dropped; }, 2 * core::kEtcdMarkWindowMs))
+        << a.debug();
+    // The dropped lease was revoked (not left to hold the id for 30 s).
+    const etcd::KeepaliveResult k = other.keepalive(dropped);
+    EXPECT_TRUE((k.status.ok() && k.ttl_s == 0) || k.status.code == etcd::Code::LeaseNotFound)
+        << etcd::code_name(k.status.code) << " ttl " << k.ttl_s;
+    // The id comes back under a new lease, above the other writer's mark.
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 5000)) << a.lease().last_error;
+    EXPECT_EQ(a.lease().worker, 11);
+    EXPECT_EQ(a.floor_ms(), foreign_ms);
+    EXPECT_TRUE(a.shutdown());
+}
+
 TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     Node a(prefix_, "node-a", -1, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
