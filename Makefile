@@ -34,7 +34,7 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
             src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
-ETCD_SRCS = src/etcd/client.cpp
+ETCD_SRCS = src/etcd/client.cpp src/etcd/lease_driver.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o)
 
 # The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
@@ -74,7 +74,7 @@ endif
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
-src/etcd/client.o: PG_CXXFLAGS += -DJSON_NOEXCEPTION
+$(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 
 # ---------------------------------------------------------------------------
 # Everything below is ours, not PGXS's.
@@ -110,9 +110,9 @@ $(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildc
 	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
 
-# The etcd gateway client (src/etcd), built the way the extension builds
-# its code (no exceptions), and its tests against a real etcd
-# (test/etcd_client.sh starts one) and a misbehaving fake (libmicrohttpd).
+# The etcd gateway client and the lease driver (src/etcd), built the way the
+# extension builds its code (no exceptions), and their tests against a real
+# etcd (test/etcd_client.sh starts one) and a misbehaving fake (libmicrohttpd).
 ETCD_CXXFLAGS := $(CORE_CXXFLAGS) -fno-exceptions -DJSON_NOEXCEPTION
 ETCD_LIBS := -lcurl
 ETCD_TEST_SRCS := $(wildcard test/etcd/*.cpp)
@@ -121,9 +121,15 @@ $(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
 
-$(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUILD)/etcd_client.o \
+$(BUILD)/etcd_lease_driver.o: src/etcd/lease_driver.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/lease_driver.cpp
+
+ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_lease_driver.o
+
+$(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_OBJS) \
                             $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client.o $(CORE_SRCS) \
+	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(ETCD_OBJS) $(CORE_SRCS) \
 	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
 # The same under AddressSanitizer and UndefinedBehaviorSanitizer, on demand
@@ -131,12 +137,13 @@ $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(BUIL
 # ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
 # it takes minutes to build, so make test leaves it out.
 SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) src/etcd/client.cpp \
-                                      src/etcd/client.hpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) \
+                                      $(wildcard src/etcd/*.hpp) $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_client_sanitized.o src/etcd/client.cpp
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_lease_driver_sanitized.o src/etcd/lease_driver.cpp
 	$(CXX) $(CORE_CXXFLAGS) $(SANITIZE) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client_sanitized.o \
-	    $(CORE_SRCS) $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+	    $(BUILD)/etcd_lease_driver_sanitized.o $(CORE_SRCS) $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

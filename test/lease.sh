@@ -137,7 +137,7 @@ for n in "$N1" "$N2" "$N3"; do
     check "1: its key names the node" key_exists "/snowflake/workers/$w"
 done
 like "1: the worker key's value names the node" "$(etcd_ctl get --print-value-only "/snowflake/workers/$W1")" \
-    '^snowflake-node host=.* port=[0-9]+ system_identifier=[0-9]+ started_unix_ms=[0-9]+$'
+    '^snowflake-node host=.* port=[0-9]+ system_identifier=[0-9]+ started_unix_ms=[0-9]+ data_directory=/.+$'
 is "1: lease_deadline lies ahead, within the TTL" \
     "$(stat_of "$N1" "lease_deadline > clock_timestamp() AND lease_deadline <= clock_timestamp() + interval '$TTL s'")" t
 

@@ -369,18 +369,6 @@ Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& e
     return h;
 }
 
-bool etcd_mark_due(int64_t etcd_reserved_until_ms, int64_t now_ms, bool requested, bool active,
-                   int64_t window_ms) noexcept {
-    if (requested) return true;
-    return active && etcd_reserved_until_ms < add_sat(now_ms, window_ms / 2);
-}
-
-int64_t etcd_mark_extension(int64_t etcd_reserved_until_ms, int64_t now_ms,
-                            int64_t window_ms) noexcept {
-    const int64_t want = std::min(add_sat(now_ms, std::max<int64_t>(window_ms, 0)), kMaxMs);
-    return std::max(etcd_reserved_until_ms, want);
-}
-
 Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept {
     Mark m;
     m.ms = std::clamp<int64_t>(generator_last_ms, -1, kMaxMs);

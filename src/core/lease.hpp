@@ -26,50 +26,19 @@
 //     on the worker key still being attached to the writer's lease, so an
 //     old holder that lost the id cannot move it any more.
 //
-// How a background worker drives it (test/etcd/lease_loop_test.cpp has a
-// complete, tested reference loop, class Node). One Lease per node, owned by
-// the worker; the fields backends need (state, worker, deadline_ns, the etcd
-// reservation) are published to shared memory after each step.
-//
-//   Lease l = lease_start(cfg, mono_ns());        // Static when no endpoints
-//   loop (WaitLatch with the step's at_ns, CHECK_FOR_INTERRUPTS, SIGHUP):
-//     lease_tick(l, cfg, mono_ns());               // Held -> Expired at the deadline
-//     LeaseStep s = lease_next_step(l, cfg, mono_ns());
-//     Grant:       t = mono_ns(); r = client.grant(ttl_s);
-//                  ok: lease_on_grant_ok(l, cfg, r.lease_id, r.ttl_s * 1000, t, mono_ns())
-//     ListWorkers: r = client.range(workers_prefix(prefix)); taken_add(taken,
-//                  parse_worker_key(prefix, kv.key)) for each key;
-//                  lease_choose_worker(l, cfg, taken, random) < 0:
-//                  lease_on_failure(l, cfg, s.action, "all 1024 worker ids are taken", ...)
-//     Claim:       r = client.claim(worker_key(prefix, l.candidate),
-//                                   encode_node_identity(me), l.lease_id);
-//                  claimed: lease_on_claim_ok; not claimed: lease_on_claim_taken(l, cfg,
-//                  r.holder.value, r.holder.lease, now); LeaseNotFound: lease_on_lease_gone
-//     ReadMark:    g = client.get(mark_key(prefix, l.worker)); decode_etcd_mark;
-//                  h = plan_handover(local mark, local window, etcd mark,
-//                      kEtcdMarkWindowMs, g.kv.mod_revision == the revision of our own last write);
-//                  restart the generator with state_after(h.floor_ms, h.grace_ms) if
-//                  the floor is above it or the id changed; then write the first
-//                  reservation etcd_mark_extension(etcd mark, now_ms) with
-//                  client.compare_and_put(mark key, encode_etcd_mark({until, false}),
-//                  g's mod revision (0 if absent), worker_key(prefix, l.worker), l.lease_id);
-//                  only when it succeeded: publish it, lease_on_mark_read(l, cfg, now)
-//     KeepAlive:   t = mono_ns(); r = client.keepalive(l.lease_id);
-//                  ttl > 0: lease_on_keepalive_ok(l, cfg, t, mono_ns());
-//                  ttl == 0: lease_on_lease_gone(l, cfg, mono_ns())
-//     any call failing otherwise: lease_on_failure(l, cfg, s.action, r.status.error.c_str(), now)
-//     Wait:        while lease_may_issue: if etcd_mark_due(reserved, now_ms, a backend
-//                  asked, ids issued lately) write etcd_mark_extension(...) with
-//                  compare_and_put on the last revision (guarded as above), and
-//                  publish the new reservation only after it succeeded.
-//   On SIGTERM: lease_on_shutdown(l) and publish (backends stop: may_issue is
-//   false); p = plan_shutdown(l, now); without the abort hook and within one
-//   second in all (Client::set_timeout_ms): if p.write_exact_mark, write
-//   encode_etcd_mark(exact_shutdown_mark(generator last_ms)) with
-//   compare_and_put as above; if p.revoke, client.revoke(l.lease_id).
+// Who drives it: the lease driver, src/etcd/lease_driver.hpp, the one loop
+// (grant, list, claim, revoke of this node's previous run, read the mark and
+// hand over, keepalive, the etcd mark's renewal with plan_reservation() of
+// reservation.hpp, clean shutdown with the exact mark and the revoke) that
+// both the background worker (src/pg/lease_worker.cpp, over shared memory)
+// and the etcd client tests (test/etcd/lease_loop_test.cpp, against a real
+// etcd) run. One Lease per node, owned by the driver; it reports each call's
+// outcome here (lease_on_*), with the boot clock of its host, and its host
+// publishes the fields backends need (state, worker, deadline_ns, the etcd
+// reservation) after each step.
 //
 // Backends only test lease_may_issue(published state, deadline_ns, now) with
-// the monotonic clock before issuing, and cap the generator with
+// the boot clock before issuing, and cap the generator with
 // reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
 // on NeedReservation beyond the etcd reservation they ask the worker and wait
 // (in slices) for it to publish a new one.
@@ -261,14 +230,6 @@ constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
                                                             : etcd_reserved_until_ms;
 }
 
-// Whether the worker should extend the etcd reservation now: a backend asked
-// for it (its ids reached the limit), or ids are being issued (active) and
-// less than half the window is left ahead of the clock.
-bool etcd_mark_due(int64_t etcd_reserved_until_ms, int64_t now_ms, bool requested, bool active,
-                   int64_t window_ms = kEtcdMarkWindowMs) noexcept;
-// The reservation to write: now + window, never below what is reserved.
-int64_t etcd_mark_extension(int64_t etcd_reserved_until_ms, int64_t now_ms,
-                            int64_t window_ms = kEtcdMarkWindowMs) noexcept;
 // The mark written at a clean shutdown, after ids stopped: the generator's
 // last_ms (which starts at the hand-over floor, so it is never below an
 // earlier holder's mark), flagged exact.

@@ -20,7 +20,7 @@
 // - Allocations are ordinary C++ (std::string); the glue keeps Client and
 //   results out of reach of ereport's longjmp (see CONVENTIONS.md).
 //
-// Usage sketch (see src/core/lease.hpp for the whole worker loop):
+// Usage sketch (lease_driver.hpp is the whole lease loop built on it):
 //
 //   curl_global_init(CURL_GLOBAL_DEFAULT);
 //   snowflake::etcd::Options o;
@@ -153,17 +153,6 @@ public:
 
     // The endpoint the next call starts from.
     const std::string& current_endpoint() const noexcept;
-
-    // For the calls that follow. At shutdown the worker's abort hook already
-    // says "stop", so the hand-over calls run without it, on a short budget:
-    //   c.set_abort_hook(nullptr, nullptr);
-    //   c.set_timeout_ms(450);  compare_and_put(exact mark)
-    //   c.set_timeout_ms(350);  revoke(lease)   -> under a second in all
-    void set_timeout_ms(long timeout_ms) noexcept { options_.timeout_ms = timeout_ms; }
-    void set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept {
-        options_.should_abort = should_abort;
-        options_.abort_arg = arg;
-    }
 
 private:
     // POSTs body to path on the endpoints in turn; *answer is the body of a

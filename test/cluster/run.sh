@@ -198,7 +198,7 @@ ids_learn() {
                     "$lease" "${LEASE[$n]}"
                 start_ms=$(pg_val "${DIR[$n]}" "SELECT floor(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint")
                 like "leased: $n: ... and its value names $n (port, start time)" "$value" \
-                    "^snowflake-node host=[^ ]+ port=$PG_PORT system_identifier=[0-9]+ started_unix_ms=$start_ms\$"
+                    "^snowflake-node host=[^ ]+ port=$PG_PORT system_identifier=[0-9]+ started_unix_ms=$start_ms data_directory=/[^ ]+\$"
             done
             ;;
     esac

@@ -1,11 +1,13 @@
-// The lease core (src/core/lease.hpp) driven by the etcd client against the
-// real etcd of test/etcd_client.sh, the way the background worker will drive
-// them: a reference loop for the glue, and a test that the two fit together.
-// Nodes are objects in this process, each with its own client and lease.
+// The lease driver (src/etcd/lease_driver.hpp), the loop the background
+// worker runs, against the real etcd of test/etcd_client.sh. Nodes are
+// objects in this process: each is a host of its own driver over in-process
+// state (the generator, the published lease and reservation, the demand of
+// a caller), standing in for shared memory and backends.
 
 #include "core/generator.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
+#include "etcd/lease_driver.hpp"
 #include "frozen_process.hpp"
 
 #include <gtest/gtest.h>
@@ -13,12 +15,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -50,95 +54,43 @@ etcd::Options options() {
     return o;
 }
 
-constexpr int64_t kLocalWindowMs = 1000;  // the local mark's window (src/pg)
+core::LeaseConfig lease_config(int32_t static_worker, int64_t ttl_s) {
+    core::LeaseConfig cfg;
+    cfg.ttl_ms = ttl_s * 1000;
+    cfg.static_worker = static_worker;
+    cfg.leasing = true;
+    return cfg;
+}
 
-class Node {
+std::string identity(std::string host, uint64_t system_identifier) {
+    core::NodeIdentity me;
+    me.host = std::move(host);
+    me.port = 5432;
+    me.system_identifier = system_identifier;
+    me.started_unix_ms = 1764560687000;
+    me.data_directory = "/var/lib/postgresql/15/main";
+    return core::encode_node_identity(me);
+}
+
+uint64_t random_system_identifier() {
+    return 1000 + static_cast<uint64_t>(std::random_device{}() % 1000);
+}
+
+// A node: the driver's host over in-process state, and what a backend does
+// (issue()) on the state the host publishes.
+class Node final : public etcd::LeaseHost {
 public:
-    Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0)
-        : client_(options()), prefix_(std::move(prefix)), skew_ms_(skew_ms), rng_(std::random_device{}()) {
-        cfg_.ttl_ms = ttl_s * 1000;
-        cfg_.static_worker = static_worker;
-        cfg_.leasing = true;
-        me_.host = std::move(host);
-        me_.port = 5432;
-        me_.system_identifier = 1000 + static_cast<uint64_t>(rng_() % 1000);
-        me_.started_unix_ms = 1764560687000;
-        lease_ = core::lease_start(cfg_, mono_ns());
-    }
+    Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0,
+         uint64_t system_identifier = random_system_identifier())
+        : skew_ms_(skew_ms), rng_(std::random_device{}()),
+          driver_(*this, lease_config(static_worker, ttl_s), options(), std::move(prefix),
+                  identity(std::move(host), system_identifier)) {}
 
-    // One turn of the worker loop; sleeps at most 50 ms when there is nothing to do.
+    // One turn of the driver, then its sleep (at most 50 ms, so that the
+    // caller's demand is seen soon, as a backend's latch wakes the worker).
     void step() {
-        int64_t now = mono_ns();
-        core::lease_tick(lease_, cfg_, now);
-        const core::LeaseStep s = core::lease_next_step(lease_, cfg_, now);
-        switch (s.action) {
-            case core::LeaseAction::Wait:
-                keep_mark();
-                if (s.at_ns > now) {
-                    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(s.at_ns - now, 50000000)));
-                }
-                break;
-            case core::LeaseAction::Grant: {
-                const int64_t sent = mono_ns();
-                const etcd::GrantResult r = client_.grant(cfg_.ttl_ms / 1000);
-                if (r.status.ok()) {
-                    core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, mono_ns());
-                } else {
-                    core::lease_on_failure(lease_, cfg_, s.action, r.status.error.c_str(), mono_ns());
-                }
-                break;
-            }
-            case core::LeaseAction::ListWorkers: {
-                const etcd::RangeResult r = client_.range(core::workers_prefix(prefix_));
-                if (!r.status.ok()) {
-                    core::lease_on_failure(lease_, cfg_, s.action, r.status.error.c_str(), mono_ns());
-                    break;
-                }
-                core::TakenIds taken;
-                for (const etcd::KeyValue& kv : r.kvs) core::taken_add(taken, core::parse_worker_key(prefix_, kv.key));
-                if (core::lease_choose_worker(lease_, cfg_, taken, static_cast<uint32_t>(rng_())) < 0) {
-                    core::lease_on_failure(lease_, cfg_, s.action, "all 1024 worker ids are taken", mono_ns());
-                }
-                break;
-            }
-            case core::LeaseAction::Claim: {
-                const etcd::ClaimResult r = client_.claim(core::worker_key(prefix_, lease_.candidate),
-                                                          core::encode_node_identity(me_), lease_.lease_id);
-                if (r.status.ok() && r.claimed) {
-                    core::lease_on_claim_ok(lease_, cfg_, mono_ns());
-                } else if (r.status.ok()) {
-                    core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, mono_ns());
-                } else if (r.status.code == etcd::Code::LeaseNotFound) {
-                    core::lease_on_lease_gone(lease_, cfg_, mono_ns());
-                } else {
-                    core::lease_on_failure(lease_, cfg_, s.action, r.status.error.c_str(), mono_ns());
-                }
-                break;
-            }
-            case core::LeaseAction::ReadMark:
-                read_mark_and_reserve();
-                break;
-            case core::LeaseAction::Revoke: {
-                const etcd::Status st = client_.revoke(lease_.revoke_lease);
-                if (st.ok() || st.code == etcd::Code::LeaseNotFound)
-                    core::lease_on_revoked(lease_, mono_ns());
-                else
-                    core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(), mono_ns());
-                break;
-            }
-            case core::LeaseAction::KeepAlive: {
-                const int64_t sent = mono_ns();
-                const etcd::KeepaliveResult r = client_.keepalive(lease_.lease_id);
-                if (r.status.ok() && r.ttl_s > 0) {
-                    core::lease_on_keepalive_ok(lease_, cfg_, sent, mono_ns());
-                } else if (r.status.ok()) {
-                    core::lease_on_lease_gone(lease_, cfg_, mono_ns());
-                } else {
-                    core::lease_on_failure(lease_, cfg_, s.action, r.status.error.c_str(), mono_ns());
-                }
-                break;
-            }
-        }
+        const int64_t ms = driver_.turn();
+        if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(ms, 50)));
     }
 
     // Steps until pred() or the time is up.
@@ -152,123 +104,91 @@ public:
         return pred();
     }
 
-    // What a backend does: the lease check, then the generator, capped by
-    // both reservations. Returns 0 when no id can be issued now.
+    // What a backend does: the published lease, then the generator, capped
+    // by the published etcd reservation; beyond it, it asks for one (the
+    // demand the driver reads). Returns 0 when no id can be issued now.
     int64_t issue() {
-        if (!core::lease_may_issue(lease_, mono_ns())) return 0;
+        if (fenced_ || !core::lease_may_issue(state_, deadline_ns_, mono_ns())) return 0;
         gen_.reserved_until_ms = core::issue_limit_ms(core::kMaxMs, etcd_reserved_);
-        const core::Next n = core::next_id(gen_, wall_ms(skew_ms_), core::Config{lease_.worker, 0});
+        const int64_t now = id_ms();
+        const core::Next n = core::next_id(gen_, now, core::Config{worker_, 0});
         last_status_ = n.status;
-        if (n.status == core::Status::NeedReservation) mark_requested_ = true;
+        if (n.status == core::Status::NeedReservation) demand_ = std::max(demand_, now);
         if (n.status != core::Status::Issued) return 0;
-        last_ms_ = gen_.last_ms;
         return n.first_id;
     }
 
-    // Clean shutdown: stop issuing, hand over the exact mark, revoke; under
-    // a second in all, whatever etcd does. Returns whether both succeeded.
-    bool shutdown() {
-        core::lease_on_shutdown(lease_);
-        const core::ShutdownPlan p = core::plan_shutdown(lease_, mono_ns());
-        bool ok = true;
-        client_.set_abort_hook(nullptr, nullptr);
-        if (p.write_exact_mark) {
-            client_.set_timeout_ms(450);
-            const etcd::CasResult r = client_.compare_and_put(
-                core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(core::exact_shutdown_mark(gen_.last_ms)),
-                mark_revision_, core::worker_key(prefix_, lease_.worker), lease_.lease_id);
-            ok = r.status.ok() && r.succeeded;
-        }
-        if (p.revoke) {
-            client_.set_timeout_ms(350);
-            ok = client_.revoke(lease_.lease_id).ok() && ok;
-        }
-        return ok;
-    }
+    // Clean shutdown: the driver's (exact mark, revoke, under a second).
+    bool shutdown() { return driver_.shutdown(); }
 
-    const core::Lease& lease() const { return lease_; }
+    const core::Lease& lease() const { return driver_.lease(); }
     int64_t floor_ms() const { return floor_ms_; }
     int64_t etcd_reserved() const { return etcd_reserved_; }
+    const std::vector<std::string>& log_lines() const { return log_; }
     // For failure messages: times are relative to the node's clock now.
     std::string debug() const {
-        return std::string(core::lease_state_name(lease_.state)) + " status=" + std::to_string(static_cast<int>(last_status_)) +
-               " reserved=" + std::to_string(etcd_reserved_ - wall_ms(skew_ms_)) + " floor=" +
-               std::to_string(floor_ms_ - wall_ms(skew_ms_)) + " last=" + std::to_string(gen_.last_ms - wall_ms(skew_ms_)) +
-               " err=" + lease_.last_error + " req=" + std::to_string(mark_requested_) + " renewals=" + std::to_string(lease_.renewals);
+        const core::Lease& l = driver_.lease();
+        const int64_t now = wall_ms(skew_ms_);
+        return std::string(core::lease_state_name(l.state)) + " status=" + std::to_string(static_cast<int>(last_status_)) +
+               " reserved=" + std::to_string(etcd_reserved_ - now) + " floor=" + std::to_string(floor_ms_ - now) +
+               " last=" + std::to_string(gen_.last_ms - now) + " demand=" + std::to_string(demand_ - now) +
+               " err=" + l.last_error + " renewals=" + std::to_string(l.renewals);
+    }
+
+    // etcd::LeaseHost
+    int64_t boot_ns() noexcept override { return mono_ns(); }
+    int64_t id_ms() noexcept override { return wall_ms(skew_ms_); }
+    bool stop_requested() noexcept override { return false; }
+    void publish(const core::Lease& l) noexcept override {
+        state_ = l.stopping ? core::LeaseState::Expired : l.state;
+        deadline_ns_ = l.state == core::LeaseState::Held ? l.deadline_ns : 0;
+        if (state_ != core::LeaseState::Held) (void)fence_ids();
+        else fenced_ = false;
+    }
+    int64_t last_ms() noexcept override { return gen_.last_ms; }
+    void start_tenure(int32_t worker, const core::Handover& h, bool) noexcept override {
+        // After both the floor and this node's own last millisecond, which
+        // counts as used up (core::tenure_position).
+        const int64_t start = std::max(h.floor_ms, gen_.last_ms);
+        gen_ = core::state_after(start, start == h.floor_ms ? h.grace_ms : 0);
+        worker_ = worker;
+        etcd_reserved_ = start;
+        floor_ms_ = h.floor_ms;
+        fenced_ = false;
+    }
+    int64_t fence_ids() noexcept override {
+        fenced_ = true;
+        gen_.sequence = core::kMaxSequence;  // the millisecond is used up
+        return gen_.last_ms;
+    }
+    int64_t etcd_reserved_ms() noexcept override { return etcd_reserved_; }
+    int64_t demand_ms() noexcept override { return demand_; }
+    void publish_etcd_reservation(int64_t until_ms) noexcept override {
+        etcd_reserved_ = std::max(etcd_reserved_, until_ms);
+    }
+    void record_mark_attempt(const char* error) noexcept override { mark_error_ = error; }
+    uint32_t random() noexcept override { return static_cast<uint32_t>(rng_()); }
+    void log(const char* message, const char* detail, const char* hint) noexcept override {
+        log_.push_back(std::string(message) + (detail != nullptr ? std::string(" / ") + detail : "") +
+                       (hint != nullptr ? std::string(" / ") + hint : ""));
     }
 
 private:
-    void read_mark_and_reserve() {
-        const int32_t w = lease_.worker;
-        const etcd::GetResult g = client_.get(core::mark_key(prefix_, w));
-        core::Mark etcd_mark;
-        if (!g.status.ok() || (g.found && !core::decode_etcd_mark(g.kv.value, &etcd_mark))) {
-            core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
-                                   g.status.ok() ? "the etcd mark is unreadable" : g.status.error.c_str(), mono_ns());
-            return;
-        }
-        // Start above both marks. This process's generator position is the
-        // local mark here (exact); the glue uses the mark file as well.
-        const bool ours = g.found && mark_revision_ != 0 && g.kv.mod_revision == mark_revision_;
-        const core::Handover h = core::plan_handover(core::Mark{gen_.last_ms, true}, kLocalWindowMs, etcd_mark,
-                                                     core::kEtcdMarkWindowMs, ours);
-        if (h.floor_ms > gen_.last_ms || w != generator_worker_) gen_ = core::state_after(h.floor_ms, h.grace_ms);
-        generator_worker_ = w;
-        floor_ms_ = h.floor_ms;
-        // The first reservation is written before the state says Held.
-        const int64_t until = core::etcd_mark_extension(etcd_mark.ms, wall_ms(skew_ms_));
-        const etcd::CasResult r =
-            client_.compare_and_put(core::mark_key(prefix_, w), core::encode_etcd_mark(core::Mark{until, false}),
-                                    g.found ? g.kv.mod_revision : 0, core::worker_key(prefix_, w), lease_.lease_id);
-        if (!r.status.ok() || !r.succeeded) {
-            core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
-                                   r.status.ok() ? "the etcd mark changed while it was read" : r.status.error.c_str(),
-                                   mono_ns());
-            return;
-        }
-        etcd_reserved_ = until;
-        mark_revision_ = r.revision;
-        core::lease_on_mark_read(lease_, cfg_, mono_ns());
-    }
-
-    void keep_mark() {
-        if (!core::lease_may_issue(lease_, mono_ns())) return;
-        const int64_t now_ms = wall_ms(skew_ms_);
-        const bool active = last_ms_ >= 0 && now_ms - last_ms_ <= core::kEtcdMarkWindowMs;
-        if (!core::etcd_mark_due(etcd_reserved_, now_ms, mark_requested_, active)) return;
-        const int64_t until = core::etcd_mark_extension(etcd_reserved_, now_ms);
-        const etcd::CasResult r = client_.compare_and_put(
-            core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(core::Mark{until, false}), mark_revision_,
-            core::worker_key(prefix_, lease_.worker), lease_.lease_id);
-        if (r.status.ok() && r.succeeded) {
-            etcd_reserved_ = until;
-            mark_revision_ = r.revision;
-            mark_requested_ = false;
-        } else if (r.status.ok()) {
-            // The mark or the claim changed under us (a write that timed out
-            // during a freeze and was applied afterwards, say): as the glue
-            // does (lease_worker.cpp, renew_mark), the id is given up and a
-            // lease taken again, which reads the mark anew. Retrying with the
-            // old revision would fail for ever.
-            core::lease_on_lease_gone(lease_, cfg_, mono_ns());
-        }
-    }
-
-    core::LeaseConfig cfg_;
-    core::Lease lease_;
-    etcd::Client client_;
-    std::string prefix_;
-    core::NodeIdentity me_;
     int64_t skew_ms_;
     std::mt19937 rng_;
+    // What the host publishes (shared memory in the extension).
+    core::LeaseState state_ = core::LeaseState::Acquiring;
+    int64_t deadline_ns_ = 0;
+    bool fenced_ = false;
+    int32_t worker_ = -1;
     core::GeneratorState gen_ = core::state_after(-1);
-    int32_t generator_worker_ = -1;
     int64_t floor_ms_ = -1;
     int64_t etcd_reserved_ = -1;
-    int64_t mark_revision_ = 0;
-    int64_t last_ms_ = -1;
-    bool mark_requested_ = false;
+    int64_t demand_ = -1;
+    std::string mark_error_;
+    std::vector<std::string> log_;
     core::Status last_status_ = core::Status::Issued;
+    etcd::LeaseDriver driver_;  // last: it starts with the host's clock
 };
 
 class LeaseLoop : public ::testing::Test {
@@ -293,7 +213,8 @@ TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
     EXPECT_NE(a.lease().worker, b.lease().worker);
     // Low ids: the lowest free one first, then a few above it after a lost claim.
     EXPECT_LE(std::max(a.lease().worker, b.lease().worker), 2);
-    // Ids flow once the first etcd reservation is written.
+    // Ids flow once the first etcd reservation, which the first id asks
+    // for, is written.
     int64_t ida = 0, idb = 0;
     ASSERT_TRUE(a.run_until([&] { return (ida = a.issue()) != 0; }, 3000));
     ASSERT_TRUE(b.run_until([&] { return (idb = b.issue()) != 0; }, 3000));
@@ -348,6 +269,54 @@ TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
     EXPECT_TRUE(b.shutdown());
 }
 
+TEST_F(LeaseLoop, RestartOfTheSameNodeRevokesItsPreviousLease) {
+    // The same node (host, port, system identifier, data directory) crashes
+    // and starts again: its previous run's lease holds the id, and is revoked
+    // instead of waited out (a TTL of 30 s here).
+    auto a = std::make_unique<Node>(prefix_, "node-a", 5, 30, 0, 4242);
+    ASSERT_TRUE(a->run_until([&] { return held(*a); }, 3000)) << a->lease().last_error;
+    int64_t last_a = 0;
+    ASSERT_TRUE(a->run_until([&] { return (last_a = a->issue()) != 0; }, 3000));
+    const int64_t a_reserved = a->etcd_reserved();
+    a.reset();  // crash
+
+    Node again(prefix_, "node-a", 5, 30, 0, 4242);
+    ASSERT_TRUE(again.run_until([&] { return held(again); }, 5000)) << again.lease().last_error;
+    EXPECT_EQ(again.lease().worker, 5);
+    ASSERT_FALSE(again.log_lines().empty());
+    EXPECT_NE(again.log_lines().front().find("revoking lease"), std::string::npos) << again.log_lines().front();
+    EXPECT_EQ(again.floor_ms(), a_reserved);  // the previous run's reservation: not known to be ours
+    int64_t first = 0;
+    ASSERT_TRUE(again.run_until([&] { return (first = again.issue()) != 0; }, 3000 + core::kEtcdMarkWindowMs))
+        << again.debug();
+    EXPECT_GT(first, last_a);
+    EXPECT_TRUE(again.shutdown());
+}
+
+TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
+    Node a(prefix_, "node-a", 11, 30);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 3000)) << a.debug();
+    const int64_t dropped = a.lease().lease_id;
+    // Someone else writes the id's mark: the next renewal's compare fails on
+    // a value that is not one of ours.
+    etcd::Client other(options());
+    const int64_t foreign_ms = wall_ms(0) + 3000;
+    ASSERT_TRUE(other.put(core::mark_key(prefix_, 11), core::encode_etcd_mark(core::Mark{foreign_ms, false})).status.ok());
+    // Ids keep being asked for, so the reservation is renewed soon.
+    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.lease().lease_id != dropped; }, 2 * core::kEtcdMarkWindowMs))
+        << a.debug();
+    // The dropped lease was revoked (not left to hold the id for 30 s).
+    const etcd::KeepaliveResult k = other.keepalive(dropped);
+    EXPECT_TRUE((k.status.ok() && k.ttl_s == 0) || k.status.code == etcd::Code::LeaseNotFound)
+        << etcd::code_name(k.status.code) << " ttl " << k.ttl_s;
+    // The id comes back under a new lease, above the other writer's mark.
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 5000)) << a.lease().last_error;
+    EXPECT_EQ(a.lease().worker, 11);
+    EXPECT_EQ(a.floor_ms(), foreign_ms);
+    EXPECT_TRUE(a.shutdown());
+}
+
 TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     Node a(prefix_, "node-a", -1, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
@@ -367,10 +336,10 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     // etcd is back: the lease (or a new one) is held again, with the same id.
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 10000)) << a.lease().last_error;
     EXPECT_EQ(a.lease().worker, worker);
-    // A mark write that timed out during the freeze may still be applied
-    // when etcd resumes: then the mark's revision is not the one this node
-    // knows; it gives the id up, leases one again and waits out the
-    // reservation (up to the window) to be safe.
+    // A mark write that timed out during the freeze and was applied when
+    // etcd resumed is adopted (our own value, our claim in place); one that
+    // was not is retried; if the lease was lost meanwhile the id comes back
+    // with the mark still ours. Ids flow again either way.
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 2 * (core::kEtcdMarkWindowMs + 3000))) << a.debug();
     EXPECT_TRUE(a.shutdown());
 }
@@ -383,8 +352,10 @@ TEST_F(LeaseLoop, ShutdownWithAFrozenEtcdTakesUnderASecond) {
     const Clock::time_point t = Clock::now();
     EXPECT_FALSE(a.shutdown());
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-    EXPECT_LT(took, 1000);
-    EXPECT_GE(took, 750);  // both calls did wait for etcd
+    // The budget (900 ms) is spent waiting for etcd, then both calls are
+    // abandoned; the bound above it only has to show that it is bounded.
+    EXPECT_GE(took, 900);
+    EXPECT_LT(took, 2000);
     EXPECT_FALSE(core::lease_may_issue(a.lease(), mono_ns()));
 }
 

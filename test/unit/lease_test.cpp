@@ -4,6 +4,7 @@
 
 #include "core/generator.hpp"
 #include "core/lease.hpp"
+#include "core/reservation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -587,6 +588,13 @@ TEST(LeaseMarks, OwnReservationIsNotWaitedOut) {
     EXPECT_EQ(h.floor_ms, 6000);
 }
 
+// The etcd reservation as the lease driver keeps it for a busy node (a
+// caller asks for the current millisecond whenever it is not covered).
+int64_t renewed(int64_t etcd_reserved, int64_t now) {
+    const ReservationPlan p = plan_reservation(now, etcd_reserved, now, kEtcdMarkWindowMs);
+    return p.write ? p.until_ms : etcd_reserved;
+}
+
 // Node A holds worker 3 with a clock 60 s ahead of node B's. A stops (or
 // crashes); B takes worker 3 over. No id of B may equal one of A's.
 TEST(LeaseMarks, HandoverWithDisagreeingClocksNeverReissues) {
@@ -600,9 +608,7 @@ TEST(LeaseMarks, HandoverWithDisagreeingClocksNeverReissues) {
         int64_t a_last = -1;
         std::set<int64_t> a_ids;
         for (int64_t now = 100000; now < 101000; now++) {
-            if (etcd_mark_due(etcd_reserved, now, false, true)) {
-                etcd_reserved = etcd_mark_extension(etcd_reserved, now);
-            }
+            etcd_reserved = renewed(etcd_reserved, now);
             a.reserved_until_ms = issue_limit_ms(kMaxMs, etcd_reserved);
             const Next n = next_id(a, now, cfg);
             ASSERT_EQ(n.status, Status::Issued);
@@ -624,9 +630,7 @@ TEST(LeaseMarks, HandoverWithDisagreeingClocksNeverReissues) {
         int64_t b_reserved = h.floor_ms;
         int issued = 0;
         for (int64_t now = h.floor_ms - 10; now < h.floor_ms + 2000; now++) {
-            if (etcd_mark_due(b_reserved, now, false, true)) {
-                b_reserved = etcd_mark_extension(b_reserved, now);
-            }
+            b_reserved = renewed(b_reserved, now);
             b.reserved_until_ms = issue_limit_ms(kMaxMs, b_reserved);
             const Next n = next_id(b, now, cfg);
             if (n.status != Status::Issued) continue;
@@ -646,18 +650,6 @@ TEST(LeaseMarks, IssueLimitIsTheSmallerReservation) {
     s.reserved_until_ms = issue_limit_ms(kMaxMs, 50);
     EXPECT_EQ(next_id(s, 51, Config{1, 0}).status, Status::NeedReservation);
     EXPECT_EQ(next_id(s, 50, Config{1, 0}).status, Status::Issued);
-}
-
-TEST(LeaseMarks, ExtensionIsDueWhenRequestedOrRunningLow) {
-    EXPECT_TRUE(etcd_mark_due(-1, 1000, true, false));
-    EXPECT_TRUE(etcd_mark_due(100000, 1000, true, false));  // a backend asked
-    EXPECT_FALSE(etcd_mark_due(-1, 1000, false, false));    // idle: no writes
-    EXPECT_TRUE(etcd_mark_due(3499, 1000, false, true));
-    EXPECT_FALSE(etcd_mark_due(3500, 1000, false, true));
-    EXPECT_EQ(etcd_mark_extension(-1, 1000), 1000 + kEtcdMarkWindowMs);
-    EXPECT_EQ(etcd_mark_extension(99999, 1000), 99999);  // never backwards
-    EXPECT_EQ(etcd_mark_extension(-1, kMaxMs - 1), kMaxMs);
-    EXPECT_EQ(etcd_mark_extension(-1, std::numeric_limits<int64_t>::max()), kMaxMs);
 }
 
 TEST(LeaseMarks, ExactShutdownMark) {

@@ -1,0 +1,163 @@
+// The lease driver: the one loop that leases this node's worker id from etcd
+// and keeps it. It drives the lease state machine of the core
+// (core/lease.hpp) and the etcd mark's reservation (core/reservation.hpp)
+// with the etcd client (client.hpp). No PostgreSQL in it: what only the host
+// knows (its clocks, the generator's position, the reservations it
+// publishes, the demand of waiting callers, logging) comes through
+// LeaseHost. The background worker (src/pg/lease_worker.cpp) is one host,
+// over shared memory; the etcd client tests (test/etcd/lease_loop_test.cpp)
+// are another, over in-process state, against a real etcd.
+//
+// What a turn does:
+// - Acquire: grant a lease, choose an id (the static one, or the lowest free
+//   one; a random one among the lowest free after lost claims), claim
+//   <prefix>/workers/<id> in a transaction that succeeds only if the key does
+//   not exist (a key held by this node's previous run: revoke that lease and
+//   claim again), read <prefix>/marks/<id> and hand over
+//   (core::plan_handover: above that mark and above everything this node
+//   issued), then publish state Held.
+// - Keep: a keepalive every third of the TTL; ids stop at the core's fencing
+//   deadline if keepalives fail. A call that says the lease is not found
+//   drops it (a new grant follows).
+// - The etcd mark's reservation is kept ahead of the clock like the local
+//   mark (core::plan_reservation, from the host's reservation and demand),
+//   written with a compare on its mod revision and on our claim of the worker
+//   key before ids in it are issued (the host publishes it only after the
+//   write is confirmed). A write whose reply was lost but that etcd applied
+//   is adopted (the compare finds one of our own unconfirmed values, our
+//   claim in place); any other change means the id is not ours: the lease is
+//   dropped, ids fenced (publish), and the lease revoked. Failed writes back
+//   off with the lease's retry delay and count in the lease's failures.
+// - shutdown(): stop and fence ids (publish), write the fenced millisecond to
+//   the etcd mark as the exact mark, revoke the lease; both calls together
+//   within kShutdownBudgetNs.
+//
+// Threads: one. Every call of the host comes from turn() or shutdown() (or,
+// for stop_requested() and boot_ns(), from the client's abort hook while a
+// call waits). Every etcd call has the client's timeout, and is abandoned
+// within ~50 ms once the host's stop_requested() says so (or, during
+// shutdown(), once its budget is spent). No exception is thrown (the code
+// builds with -fno-exceptions), nothing here raises an error, sleeps or reads
+// a clock of its own: the host's callbacks must not raise errors either.
+#pragma once
+
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "client.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace snowflake::etcd {
+
+// What only the host knows. Every callback is noexcept and must not raise
+// an error (in PostgreSQL: at most a LOG-level ereport).
+class LeaseHost {
+public:
+    // Clocks. boot_ns: a monotonic clock that counts a suspend (the lease's
+    // deadlines; CLOCK_BOOTTIME). id_ms: the current millisecond in the id
+    // space (marks and reservations).
+    virtual int64_t boot_ns() noexcept = 0;
+    virtual int64_t id_ms() noexcept = 0;
+    // True once the host stops (SIGTERM): a pending etcd call is abandoned.
+    virtual bool stop_requested() noexcept = 0;
+
+    // Publishes the lease for whoever issues ids: state (Expired while
+    // stopping), worker id, deadline, counters, last error. A state that is
+    // not Held, or stopping, fences ids in flight: no id is issued from the
+    // return on until a later publish of Held or a new tenure.
+    virtual void publish(const core::Lease& lease) noexcept = 0;
+
+    // The generator's position: the millisecond of the last id issued (-1:
+    // none), an exact local mark for the hand-over.
+    virtual int64_t last_ms() noexcept = 0;
+    // A newly claimed worker id: the generator starts after max(h.floor_ms,
+    // its own last millisecond) with `worker`, a clock behind the floor by up
+    // to h.grace_ms waited out; its etcd reservation is that start (nothing
+    // past it reserved yet). etcd_mark_is_ours: the floor is this node's own
+    // (for messages that name the floor's source).
+    virtual void start_tenure(int32_t worker, const core::Handover& h,
+                              bool etcd_mark_is_ours) noexcept = 0;
+    // Fences ids (as publish does for a state that is not Held) and returns
+    // the millisecond of the last id issued: no id is issued past it.
+    virtual int64_t fence_ids() noexcept = 0;
+
+    // The end of the etcd reservation the host publishes (-1: none), and the
+    // latest millisecond a waiting caller needs covered (-1: none).
+    virtual int64_t etcd_reserved_ms() noexcept = 0;
+    virtual int64_t demand_ms() noexcept = 0;
+    // A write of the etcd mark reaching until_ms is confirmed: ids may be
+    // issued up to it (never lowers what is published).
+    virtual void publish_etcd_reservation(int64_t until_ms) noexcept = 0;
+    // Each write attempt of the etcd mark: "" when it succeeded, else a
+    // sentence (callers waiting for a reservation report it).
+    virtual void record_mark_attempt(const char* error) noexcept = 0;
+
+    virtual uint32_t random() noexcept = 0;
+    // An event worth a line in the server log; detail and hint may be null.
+    virtual void log(const char* message, const char* detail, const char* hint) noexcept = 0;
+
+protected:
+    ~LeaseHost() = default;
+};
+
+class LeaseDriver {
+public:
+    // The longest sleep between turns (a turn runs earlier when woken).
+    static constexpr int64_t kTickMs = 100;
+    // At a shutdown, the exact mark and the revoke together get this long.
+    static constexpr int64_t kShutdownBudgetNs = int64_t{900} * 1000000;
+
+    // options: endpoints and timeouts; its abort hook is replaced by the
+    // driver's (host.stop_requested(), or the shutdown budget). identity:
+    // core::encode_node_identity() of this node, stored in the worker key.
+    LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, Options options, std::string prefix,
+                std::string identity) noexcept;
+    LeaseDriver(const LeaseDriver&) = delete;
+    LeaseDriver& operator=(const LeaseDriver&) = delete;
+
+    // One turn: at most one step of the lease, then the etcd mark's
+    // renewal while the id is held. Returns how long to wait (ms, 0 to
+    // kTickMs) before the next turn; the host may run it earlier (a
+    // caller's demand).
+    int64_t turn() noexcept;
+
+    // Stops ids, hands the exact mark over and revokes the lease, within
+    // kShutdownBudgetNs whatever etcd does (the host's stop_requested() no
+    // longer aborts these calls). Returns whether every call the plan needed
+    // succeeded. Call it once, last.
+    bool shutdown() noexcept;
+
+    const core::Lease& lease() const noexcept { return lease_; }
+
+private:
+    static bool should_abort(void* self) noexcept;
+    void fail(core::LeaseAction what, const Status& s) noexcept;
+    void read_mark() noexcept;
+    void renew_mark() noexcept;
+    void mark_write_failed(const char* text) noexcept;
+    void revoke_dropped(int64_t lease_id) noexcept;
+
+    LeaseHost& host_;
+    core::LeaseConfig cfg_;
+    std::string prefix_;
+    std::string identity_;
+    // Non-zero during shutdown(): calls are abandoned at this boot time
+    // instead of at host_.stop_requested().
+    int64_t budget_deadline_ns_ = 0;
+    Client client_;
+    core::Lease lease_;
+    int64_t mark_revision_ = 0;  // of <prefix>/marks/<mark_worker_> as last read or written
+    int32_t mark_worker_ = -1;
+    // Values of the etcd mark written without a confirmed answer since the
+    // last confirmed write (at most one of them can have been applied: they
+    // all compare on the same revision).
+    static constexpr size_t kMaxUnconfirmed = 64;
+    std::vector<int64_t> unconfirmed_;
+    int32_t mark_failures_ = 0;     // failed writes of the etcd mark in a row
+    int64_t mark_retry_at_ns_ = 0;  // boot clock: no write before this after a failure
+};
+
+}  // namespace snowflake::etcd
