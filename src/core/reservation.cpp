@@ -32,4 +32,9 @@ ReservationPlan plan_reservation(int64_t now_ms, int64_t reserved_ms, int64_t de
     return plan;
 }
 
+int64_t reservation_lead(int64_t until_ms, int64_t now_ms, int64_t window_ms) noexcept {
+    const int64_t lead = until_ms > now_ms ? until_ms - now_ms : 0;
+    return std::clamp(std::max(lead, window_ms), kMinWindowMs, kMaxWindowMs);
+}
+
 }  // namespace snowflake::core

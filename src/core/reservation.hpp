@@ -39,4 +39,11 @@ struct ReservationPlan {
 ReservationPlan plan_reservation(int64_t now_ms, int64_t reserved_ms, int64_t demand_ms,
                                  int64_t window_ms) noexcept;
 
+// How far a reservation reaching until_ms lies ahead of the clock now_ms,
+// at least window_ms: what the mark records as its window, so that a
+// restart after a crash with a correct clock waits the reservation out
+// (renewals extend from the old end, so the lead reaches 1.5 windows; a
+// caller's demand ahead of the clock, further), capped at kMaxWindowMs.
+int64_t reservation_lead(int64_t until_ms, int64_t now_ms, int64_t window_ms) noexcept;
+
 }  // namespace snowflake::core

@@ -13,6 +13,7 @@
 // It sleeps on its latch (backends set it when they wait), answers SIGHUP
 // and SIGTERM between writes, and at a fast shutdown exits quietly.
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -57,19 +58,30 @@ long reserve_once(int* last_logged_err) {
     const int64_t now = now_ms(epoch_unix_us());
     const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
     const auto window = static_cast<int64_t>(pg_atomic_read_u64(&shared->stats.window_ms));
-    const core::ReservationPlan plan = core::plan_reservation(now, reserved, demand_ms(), window);
+    // After a failed write, keep trying even with nobody asking: the error
+    // stays visible (/healthz, snowflake_ready) until a write succeeds, so
+    // an idle node behind a readiness probe recovers by itself.
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const bool last_failed = shared->report.err != 0;
+    LWLockRelease(shared->lock);
+    const int64_t demand = last_failed ? std::max(demand_ms(), now) : demand_ms();
+    const core::ReservationPlan plan = core::plan_reservation(now, reserved, demand, window);
     if (!plan.write) return kTickMs;
 
     core::Mark mark;
     mark.ms = plan.until_ms;
-    mark.window_ms = window;
+    // The file records how far this reservation reaches past the clock (a
+    // renewal extends from the old end: up to 1.5 windows), the time a
+    // restart after a crash waits out before it calls a clock behind the
+    // mark a step back (mark.cpp).
+    mark.window_ms = core::reservation_lead(plan.until_ms, now, window);
     const char* step = "";
     const int64_t t0 = monotonic_us();
     const int err = write_mark(mark, &step);
     // Then into the WAL, flushed (wal.cpp), so that standbys replay it and a
     // promoted one starts above it. An error here ends the worker (it is
     // started again), before anything is published.
-    if (err == 0) log_reservation(plan.until_ms, window);
+    if (err == 0) log_reservation(plan.until_ms, mark.window_ms);
     const int64_t took_ms = (monotonic_us() - t0 + 999) / 1000;
 
     pg_atomic_write_u64(&shared->stats.last_write_ms, static_cast<uint64>(took_ms));

@@ -36,6 +36,9 @@
 #  14  snowflake_advance_floor(): durable, above a restored id, limits
 #  15  snowflake.max_clock_error_ms: the kernel's clock state (timex_shim.c)
 #      turns ids away (SF004) and back on
+#  16  kill -9 with a correct clock at points of the mark's renewal cycle
+#      (the mark 0.6 to 1.5 s ahead of the clock): the first id after the
+#      restart waits the reservation out, never SF001 (issue 22)
 #
 # The instances of the mark and crash cases (4-6, 9-11, 13, 14) run with
 # fsync = on, so that the durable path and its errors are exercised.
@@ -1106,6 +1109,59 @@ case_15() {
     sleep 0.2
     is "15: synchronised again: ids" "$(pg_val "$H" "SELECT state FROM try_nextval()")" 00000
     pg_stop "$H"
+}
+
+# -------------------------------------------------------------------------
+# 16: a crash with a correct clock, wherever the mark stands in its renewal
+# cycle. The mark worker renews with less than half a window left, from the
+# old end: the mark is 0.5 to 1.5 windows ahead of the clock.
+
+# crash_at_leads DIR LABEL LEAD_MS...: for each LEAD_MS, waits until DIR's
+# mark file reaches that far (+-50 ms) past the clock, kills the postmaster
+# with SIGKILL, starts it again and checks that the first id waits instead
+# of failing with SF001.
+crash_at_leads() {
+    local C=$1 label=$2 epoch_ms lead_ms want lo hi before after t i
+    shift 2
+    epoch_ms=$(pg_val "$C" "SELECT (extract(epoch FROM current_setting('snowflake.epoch')::timestamptz) * 1000)::bigint")
+    mark_lead() { now_us; lead_ms=$(( $(mark_ms "$C") - (REPLY / 1000 - epoch_ms) )); }
+    lead_at() { mark_lead; [ "$lead_ms" -ge "$lo" ] && [ "$lead_ms" -lt "$hi" ]; }
+    for want in "$@"; do
+        lo=$((want - 50)); hi=$((want + 50))
+        before=$(pg_val "$C" "SELECT max(x) FROM (SELECT snowflake_nextval() AS x FROM generate_series(1, 1000)) s")
+        if ! wait_for "lead $want" 20 lead_at; then
+            not_ok "16 ($label): the mark reaches ${want} ms past the clock at some point" "last seen: $lead_ms ms"
+            continue
+        fi
+        kill -9 "$(pg_postmaster_pid "$C")"
+        t=$lead_ms
+        pg_reap "$C"
+        pg_start "$C" || { bail "16 ($label): restarted after the crash"; return 1; }
+        after=""
+        for i in $(seq 1 300); do
+            after=$(pg_val "$C" "SELECT snowflake_nextval()" 2>&1) && break
+            case "$after" in *SF001*|*"moved backwards"*) break ;; esac
+            sleep 0.05
+        done
+        case "$after" in
+            ''|*[!0-9]*) not_ok "16 ($label): mark ${t} ms ahead at the crash: the first id waits, no clock error" "$after" ;;
+            *) ok "16 ($label): mark ${t} ms ahead at the crash: the first id waits, no clock error" ;;
+        esac
+        cmp_num "16 ($label): ... above every id before the crash" "${after:-0}" -gt "$before"
+    done
+}
+
+case_16() {
+    echo "# case 16: a crash with a correct clock at points of the renewal cycle"
+    local C
+    C=$(pg_tmpdir)
+    fault_init "$C" "fsync = on" || { bail "16: instance initialised"; return; }
+    pg_start "$C" || { bail "16: started"; return; }
+    helpers_sql "$C" || { bail "16: helpers created"; return; }
+    # A 1 s window: the mark is 0.5 to 1.5 s ahead.
+    crash_at_leads "$C" "1 s window" 700 1000 1300 1450 || return
+    is "16: no clock step counted" "$(pg_val "$C" "SELECT clock_backwards_errors FROM snowflake_stats")" 0
+    pg_stop "$C"
 }
 
 run_cases fault "$@"

@@ -111,3 +111,18 @@ TEST(MarkWindow, AWindowBeyondTheMaximumIsRejected) {
     Mark out;
     EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadValue);
 }
+
+// Issue 22: a renewal extends from the old end, so the reservation reaches
+// up to 1.5 windows ahead; the mark records that lead, which a restart
+// after a crash waits out.
+TEST(ReservationLead, RecordsHowFarTheReservationReachesPastTheClock) {
+    const int64_t w = 1000;
+    // Renewed with 400 ms left: the new end is 1400 ms ahead.
+    const ReservationPlan p = plan_reservation(10'600, 11'000, -1, w);
+    ASSERT_TRUE(p.write);
+    EXPECT_EQ(reservation_lead(p.until_ms, 10'600, w), 1400);
+    // Never below the window, never above the largest window.
+    EXPECT_EQ(reservation_lead(10'500, 10'000, w), 1000);
+    EXPECT_EQ(reservation_lead(9'000, 10'000, w), 1000);
+    EXPECT_EQ(reservation_lead(10'000 + 3'600'000, 10'000, w), kMaxWindowMs);
+}
