@@ -29,7 +29,8 @@
 #      reservation on disk, no clock error
 #  11  storage under the mark (an LD_PRELOAD shim, storage_shim.c): fsync
 #      delayed 1.2 s (ids keep flowing), 10 s (statement_timeout and cancel
-#      end a waiting call at once), failing with EIO, ENOSPC on the temp file
+#      end a waiting call at once), failing with EIO, ENOSPC on the temp file;
+#      an idle renewal that failed is retried by itself once the fault is gone
 #  12  the clock steps back an hour while a call waits for it: SF001 at once
 #  13  a crash, then a clean stop with no id issued: the next start still
 #      waits out the crash reservation instead of failing
@@ -941,6 +942,25 @@ case_11() {
         storage_fault "$D" none
         if wait_for "ids" 5 ids_flow "$D"; then ok "$label: ids resume once the fault is gone"; else not_ok "$label: ids resume once the fault is gone"; fi
     done
+    # 11d: a renewal fails while nobody asks for ids, and the clock runs past
+    # the reservation: once the fault is gone the worker writes again by
+    # itself (the error must not linger until an id request comes: /healthz
+    # and snowflake_ready report it).
+    pg_val "$D" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c11d' FROM generate_series(1, 100)" >/dev/null
+    storage_fault "$D" fsync_eio
+    off=$(log_size "$D")
+    wait_for "failed renewal" 10 log_has "$D" "$off" "could not write snowflake high-water mark file" ||
+        not_ok "11d: an idle renewal fails" "no failure logged"
+    sleep 2  # the clock passes the reservation, nobody asks for ids
+    markms=$(mark_ms "$D")
+    storage_fault "$D" none
+    mark_moved() { [ "$(mark_ms "$D")" -gt "$markms" ]; }
+    if wait_for "rewritten" 10 mark_moved; then
+        ok "11d: the idle worker writes the mark again once the fault is gone"
+    else
+        not_ok "11d: the idle worker writes the mark again once the fault is gone" "mark still $markms"
+    fi
+    check "11d: ... and logs it" log_has "$D" "$off" 'snowflake high-water mark file "snowflake.mark" written again'
     no_duplicates "$D" ids "11: no duplicate id"
     ordered "$D" ids "11: every id above the ones before"
     pg_stop "$D"
