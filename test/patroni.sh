@@ -23,12 +23,16 @@
 # Kinds of ids:
 #   static  shared_preload_libraries and snowflake.worker_id: 7 in the
 #           bootstrap DCS parameters: both members have worker id 7
+#   local   shared_preload_libraries in the DCS parameters, a worker id per
+#           member in its own patroni.yml (m0 7, m1 8)
 #   leased  snowflake.etcd_endpoints (Patroni's own etcd), no worker id,
 #           snowflake.lease_ttl below Patroni's ttl, a lease_prefix per cluster
 #
 # Usage: test/patroni.sh [SELECTION...]
-#   SELECTION: all (the default), a kind (static, leased), a scenario
-#   (switchover, ...: both kinds) or KIND:SCENARIO (static:switchover-ahead).
+#   SELECTION: a kind (static, local, leased), a scenario (switchover, ...:
+#   every kind), KIND:SCENARIO (static:switchover-ahead) or all. Without
+#   one: static and leased (8 scenarios, about 4 minutes); the run says
+#   what it left out.
 # KEEP_TMP=1 keeps the directories (Patroni and server logs, the answers).
 # Prints "ok - ..." / "not ok - ..." lines, a table of results, and
 # "N passed, N failed". Needs patroni, python3-etcd, python3-psycopg2,
@@ -57,7 +61,11 @@ RETRY_TIMEOUT=4
 LEASE_TTL=5              # snowflake.lease_ttl, at or below TTL
 AHEAD=+2s                # the old leader's clock in switchover-ahead
 
-KINDS=(static leased)
+KINDS=(static local leased)
+# Without arguments (make test): the kinds the extension must get right as
+# users configure it; "local" (the documented static set-up) on request,
+# to keep the run within about five minutes.
+DEFAULT_KINDS=(static leased)
 
 WORK=
 CLIENT_PIDS=()
@@ -81,13 +89,11 @@ pm_pid() { [ -f "$1/$2/data/postmaster.pid" ] && head -1 "$1/$2/data/postmaster.
 # group holds the postmaster alone). Stop the postmaster first, so that it
 # starts no new child meanwhile.
 member_procs() {
-    local pm p
+    local pm
     pm=$(pm_pid "$1" "$2") || return 1
     [ -d "/proc/$pm" ] || return 1
     echo "$pm"
-    for p in /proc/[0-9]*; do
-        [ "$(awk '$1 == "PPid:" { print $2 }' "$p/status" 2>/dev/null)" = "$pm" ] && echo "${p#/proc/}"
-    done
+    ps -o pid= --ppid "$pm" | tr -d ' '
 }
 
 # member_signal C M SIGNAL: sends SIGNAL to M's Patroni, its postmaster and
@@ -120,6 +126,8 @@ pgport() { cat "$1/$2/pgport"; }
 rest() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 --noproxy '*' "http://127.0.0.1:$(api "$1" "$2")$3" 2>/dev/null; }
 is_primary() { [ "$(rest "$1" "$2" /primary)" = 200 ]; }
 is_replica() { [ "$(rest "$1" "$2" /replica)" = 200 ]; }
+# settled C: one member leads, the other replicates.
+settled() { { is_primary "$1" m1 && is_replica "$1" m0; } || { is_primary "$1" m0 && is_replica "$1" m1; }; }
 
 # sql C M SQL: one query as postgres on M (over TCP), 10 s at most.
 sql() {
@@ -148,14 +156,25 @@ wrappers() {
 
 # id_parameters KIND SCOPE: the extension's lines of the bootstrap DCS
 # parameters (indented for patroni.yml).
+# local_parameters KIND MEMBER: the lines of the member's own
+# postgresql.parameters (which Patroni applies over the DCS ones).
 id_parameters() {
     echo "        shared_preload_libraries: snowflake"
     case $1 in
         static) echo "        snowflake.worker_id: 7" ;;
+        local) ;;
         leased)
             echo "        snowflake.etcd_endpoints: '$ETCD_ENDPOINTS'"
             echo "        snowflake.lease_ttl: $LEASE_TTL"
             echo "        snowflake.lease_prefix: '/snowflake/$2'" ;;
+    esac
+}
+
+local_parameters() {
+    [ "$1" = local ] || return 0
+    case $2 in
+        m0) echo "    snowflake.worker_id: 7" ;;
+        m1) echo "    snowflake.worker_id: 8" ;;
     esac
 }
 
@@ -212,6 +231,7 @@ postgresql:
       password: replicator
   parameters:
     unix_socket_directories: '$d'
+$(local_parameters "$kind" "$m")
   pg_hba:
     - local all all trust
     - host all all 127.0.0.1/32 trust
@@ -280,11 +300,12 @@ clients_stop() {
 acks_by() { cat "$1"/answers.* 2>/dev/null | awk -v m="$2" '$2 == m && $3 ~ /^[0-9]+$/' | wc -l; }
 has_acks() { [ "$(acks_by "$1" "$2")" -ge "$3" ]; }
 
-STATS_COLS="worker_id, lease_state, ids_issued, high_water_mark, startup_waits, reservation_waits, clock_backwards_events, clock_backwards_errors"
+# stats C M WHEN: the columns of M's snowflake_stats that a switchover or a
+# failover moves, on one comment line.
 stats() {
     local out
-    out=$(sql "$1" "$2" "SELECT $STATS_COLS FROM snowflake_stats" | head -1)
-    echo "# $3 $2 snowflake_stats: $out"
+    out=$(sql "$1" "$2" "SELECT format('worker_id=%s lease_state=%s ids_issued=%s high_water_mark=%s startup_waits=%s reservation_waits=%s clock_backwards_events=%s clock_backwards_errors=%s', worker_id, lease_state, ids_issued, to_char(high_water_mark AT TIME ZONE 'UTC', 'HH24:MI:SS.MS'), startup_waits, reservation_waits, clock_backwards_events, clock_backwards_errors) FROM snowflake_stats" | head -1)
+    echo "# $3: $2 $out"
 }
 
 # --- scenarios ---------------------------------------------------------------
@@ -368,7 +389,7 @@ run_scenario() {
             "$(stats "$c" m0 before)"
         clients_stop; cluster_stop "$c"; return
     fi
-    sleep 1
+    sleep 0.5
     stats "$c" m0 before
     stats "$c" m1 before
     RESUMED_AT=
@@ -380,11 +401,17 @@ run_scenario() {
     wait_for "m1 acknowledges" 60 has_acks "$c" m1 50 || not_ok "$SCEN: inserts through m1 are acknowledged" \
         "$(grep ' m1 ' "$c"/answers.* | tail -3)" "$(stats "$c" m1 after)"
     # The old leader back as a replica (not after kill -9: it stays down).
-    if [ "$scen" != kill ] && ! wait_for "m0 rejoins" 60 is_replica "$c" m0; then
-        echo "# m0 did not come back as a replica within 60 s"
+    if [ "$scen" != kill ] && ! wait_for "the cluster settles" 60 settled "$c"; then
+        echo "# the cluster did not settle (one leader, one replica) within 60 s"
     fi
     step "m1 leads${LEADS_AT:+ (from $(since "$LEADS_AT") s)}${RESUMED_AT:+; m0 resumed at $(since "$RESUMED_AT") s}"
-    sleep 1
+    if is_primary "$c" m0; then
+        # Patroni 3.0.2 (Debian 12) with etcd3: a leader that was frozen
+        # past its TTL can put its leader key back over the new leader's
+        # (patroni/patroni#2689, fixed in 3.0.3); m1 is then demoted.
+        step "m0 leads again: Patroni gave the old leader the leader key back"
+    fi
+    sleep 0.5
     clients_stop
     stats "$c" m0 after
     stats "$c" m1 after
@@ -400,8 +427,11 @@ run_scenario() {
     is "$SCEN: no id acknowledged twice" "${r[duplicates]}" 0
     is "$SCEN: no id of the new leader below the old leader's highest" "${r[below_old_max]}" 0
     echo "# $SCEN: longest refusal ${r[longest_refusal]} s (from ${r[refusal_at]} s)"
-    RESULTS+=("$(printf '%-26s %6s %5s %6s %6s %9s' "$SCEN" "${r[acks]}" "${r[duplicates]}" \
-        "${r[below_old_max]}" "${r[old_after_new]}" "${r[longest_refusal]}")")
+    if [ "${r[old_again]}" -gt 0 ]; then
+        echo "# $SCEN: m0 led again after m1 (${r[old_again]} ids); ${r[below_new_max]} of them below m1's highest (not asserted: m0 and m1 answered at once before)"
+    fi
+    RESULTS+=("$(printf '%-26s %6s %5s %6s %6s %6s %9s' "$SCEN" "${r[acks]}" "${r[duplicates]}" \
+        "${r[below_old_max]}" "${r[old_after_new]}" "${r[old_again]}" "${r[longest_refusal]}")")
 }
 
 # --- main --------------------------------------------------------------------
@@ -413,7 +443,7 @@ mapfile -t SCENARIOS < <(shopt -s extdebug; for f in $(declare -F | sed -n 's/^d
 
 # The selection, checked: every argument names something.
 chosen=()
-for arg in "${@:-all}"; do
+for arg in "${@:-${DEFAULT_KINDS[@]}}"; do
     n=0
     for k in "${KINDS[@]}"; do
         for s in "${SCENARIOS[@]}"; do
@@ -424,7 +454,7 @@ for arg in "${@:-all}"; do
         done
     done
     if [ $n = 0 ]; then
-        echo "patroni.sh: no scenario '$arg' (kinds: ${KINDS[*]}; scenarios: ${SCENARIOS[*]})" >&2
+        echo "patroni.sh: no scenario '$arg' (all, kinds: ${KINDS[*]}; scenarios: ${SCENARIOS[*]})" >&2
         exit 2
     fi
 done
@@ -463,6 +493,11 @@ fi
 echo "# $("$PATRONI" --version), etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
 echo "# Patroni ttl $TTL s, loop_wait $LOOP_WAIT s, retry_timeout $RETRY_TIMEOUT s; snowflake.lease_ttl $LEASE_TTL s"
 
+if [ $# = 0 ]; then
+    for k in "${KINDS[@]}"; do
+        [[ " ${DEFAULT_KINDS[*]} " == *" $k "* ]] || echo "# not run by default: the $k scenarios (test/patroni.sh $k, or all)"
+    done
+fi
 start_all=$EPOCHREALTIME
 for sel in "${chosen[@]}"; do
     t=$EPOCHREALTIME
@@ -471,11 +506,12 @@ for sel in "${chosen[@]}"; do
 done
 
 echo "#"
-echo "# scenario                    acks  dups  below  split  refusal_s"
+echo "# scenario                    acks  dups  below  split  again  refusal_s"
 printf '# %s\n' "${RESULTS[@]}"
 echo "# (below: ids of the new leader below the old leader's highest; split: ids the old"
-echo "#  leader acknowledged after the new leader's first; refusal: longest time without an"
-echo "#  acknowledged insert)"
+echo "#  leader acknowledged while the new one did; again: ids the old leader acknowledged"
+echo "#  after the new one's last (it led again); refusal: longest time without an"
+echo "#  acknowledged insert, in seconds)"
 echo "# patroni suite took $(elapsed_since "$start_all") s"
 if [ "$T_FAILED" -gt 0 ]; then
     printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
