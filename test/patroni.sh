@@ -335,9 +335,11 @@ scenario_freeze() {
     member_signal "$1" m0 STOP
     wait_for "m1 leads" 60 is_primary "$1" m1 || { member_signal "$1" m0 CONT; return 1; }
     LEADS_AT=$EPOCHREALTIME
-    # Resumed once the new leader has acknowledged inserts: whatever the old
-    # one still answers now is a split brain.
-    wait_for "m1 acknowledges" 30 has_acks "$1" m1 1
+    # Resumed once the new leader has acknowledged inserts (as many as the
+    # other scenarios wait for: m1 may not lead for long after the resume,
+    # see run_scenario): whatever the old one still answers now is a split
+    # brain.
+    wait_for "m1 acknowledges" 30 has_acks "$1" m1 50
     member_signal "$1" m0 CONT
     RESUMED_AT=$EPOCHREALTIME
 }
