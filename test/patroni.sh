@@ -243,11 +243,33 @@ EOF
     chown -R postgres: "$d"
 }
 
-# patroni_start C M: starts M's Patroni as postgres; PATRONI_PID[C/M].
+# patroni_start C M KIND SCOPE [postgres environment...]: sets M up
+# (member_setup) and starts its Patroni as postgres; PATRONI_PID[C/M].
+# Another process may take a port between free_tcp_port and the bind: if
+# Patroni exits within its first seconds with a port in use (its REST API
+# or, at the bootstrap, PostgreSQL's), M is set up again on other ports,
+# three times at most.
 patroni_start() {
-    local d=$1/$2
-    (as_postgres env HOME="$d" "$PATRONI" "$d/patroni.yml") >>"$d/patroni.log" 2>&1 &
-    PATRONI_PID[$d]=$!
+    local c=$1 m=$2 d=$1/$2 attempt pid
+    for attempt in 1 2 3; do
+        member_setup "$@"
+        (as_postgres env HOME="$d" "$PATRONI" "$d/patroni.yml") >>"$d/patroni.log" 2>&1 &
+        pid=$!
+        PATRONI_PID[$d]=$pid
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            [ "$(rest "$c" "$m" /liveness)" = 200 ] && return 0
+            sleep 0.1
+        done
+        kill -0 "$pid" 2>/dev/null && return 0
+        wait "$pid" 2>/dev/null
+        unset "PATRONI_PID[$d]"
+        grep -q 'Address already in use' "$d/patroni.log" || return 1
+        echo "# $m: a port was taken (attempt $attempt), trying others"
+        mv "$d/patroni.log" "$d/patroni.log.$attempt"
+        rm -rf "$d/data"
+    done
+    return 1
 }
 
 # cluster_stop C: stops the Patroni of each member (which stops its
@@ -364,11 +386,9 @@ run_scenario() {
         # select_shim.c: auxiliary processes (the mark worker) see the clock too.
         fenv=("LD_PRELOAD=$FT_PRELOAD" "FAKETIME=$AHEAD" FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_DONT_RESET=1)
     fi
-    member_setup "$c" m0 "$kind" "$scope" "${fenv[@]}"
-    member_setup "$c" m1 "$kind" "$scope"
     chown postgres: "$c"
 
-    patroni_start "$c" m0
+    patroni_start "$c" m0 "$kind" "$scope" "${fenv[@]}"
     if ! wait_for "m0 leads" 90 is_primary "$c" m0; then
         bail "$SCEN: m0 bootstraps and leads" "$(tail -5 "$c/m0/patroni.log")"
         cluster_stop "$c"; return
@@ -376,7 +396,7 @@ run_scenario() {
     out=$(sql "$c" m0 "CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint NOT NULL, member text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())") \
         || { bail "$SCEN: the extension is created on m0" "$out"; cluster_stop "$c"; return; }
     step "m0 bootstrapped $scope and leads"
-    patroni_start "$c" m1
+    patroni_start "$c" m1 "$kind" "$scope"
     if ! wait_for "m1 replicates" 90 is_replica "$c" m1; then
         bail "$SCEN: m1 joins as a replica" "$(tail -5 "$c/m1/patroni.log")"
         cluster_stop "$c"; return
