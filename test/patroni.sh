@@ -12,14 +12,14 @@
 #   - no id of the new leader below the old leader's highest id;
 # and reports the longest time without an acknowledged insert.
 #
-# Scenarios (the functions scenario_* below), each for both kinds of ids:
+# Scenarios (the functions scenario_* below), each for every kind of ids:
 #   switchover        patronictl switchover --leader m0 --candidate m1 --force
 #   switchover-ahead  the same, with m0's postgres 2 s ahead (libfaketime,
 #                     through wrapper scripts in m0's postgresql.bin_dir)
-#   kill              kill -9 of m0's Patroni and of its postmaster's process
-#                     group (every server process): failover after the TTL
-#   freeze            SIGSTOP of m0's Patroni and postmaster process group;
-#                     SIGCONT once m1 leads and has acknowledged inserts
+#   kill              kill -9 of m0's Patroni, its postmaster and every server
+#                     process (the machine dies): failover after the TTL
+#   freeze            SIGSTOP of the same processes; SIGCONT once m1 leads and
+#                     has acknowledged inserts (a paused machine resumes)
 # Kinds of ids:
 #   static  shared_preload_libraries and snowflake.worker_id: 7 in the
 #           bootstrap DCS parameters: both members have worker id 7
@@ -34,6 +34,11 @@
 #   one: static and leased (8 scenarios, about 4 minutes); the run says
 #   what it left out.
 # KEEP_TMP=1 keeps the directories (Patroni and server logs, the answers).
+#
+# With a worker id in the shared configuration, the mark must travel with the
+# WAL for switchover-ahead to pass; freeze gives a split brain (the resumed
+# old leader answers until Patroni demotes it), which leases and an id per
+# member survive and a shared static id does not (docs/patroni.md).
 # Prints "ok - ..." / "not ok - ..." lines, a table of results, and
 # "N passed, N failed". Needs patroni, python3-etcd, python3-psycopg2,
 # etcd-server, libfaketime, curl (make deps); runs as root (the servers as
@@ -156,8 +161,6 @@ wrappers() {
 
 # id_parameters KIND SCOPE: the extension's lines of the bootstrap DCS
 # parameters (indented for patroni.yml).
-# local_parameters KIND MEMBER: the lines of the member's own
-# postgresql.parameters (which Patroni applies over the DCS ones).
 id_parameters() {
     echo "        shared_preload_libraries: snowflake"
     case $1 in
@@ -170,6 +173,8 @@ id_parameters() {
     esac
 }
 
+# local_parameters KIND MEMBER: the lines of the member's own
+# postgresql.parameters (which Patroni applies over the DCS ones).
 local_parameters() {
     [ "$1" = local ] || return 0
     case $2 in
