@@ -26,6 +26,7 @@ PACKAGES=(
     faketime libfaketime                            # fault injection: moving a server's clock
     libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd): HTTP, JSON
     etcd-server etcd-client                         # lease tests, demo-cluster: a real etcd
+    patroni python3-etcd python3-psycopg2           # test/patroni.sh: a Patroni cluster on etcd
     libmicrohttpd-dev                               # the HTTP endpoint; the fake etcd of the client tests
     curl wrk jq iproute2 python3                    # HTTP tests and benchmark (ss: free ports; a server that is not etcd)
     valgrind                                        # instruction counts in benchmarks
