@@ -76,6 +76,13 @@ int marker;  // *con_cls of a GET request whose headers were seen
 http::ClientClocks clocks;
 MHD_Connection* slot_connection[http::kMaxConnections];
 
+// Requests answered since this worker started (/metrics).
+http::RequestStats request_stats;
+
+#ifndef SNOWFLAKE_VERSION
+#define SNOWFLAKE_VERSION ""
+#endif
+
 int64_t mono_ms() { return monotonic_us() / 1000; }
 
 int slot_of(MHD_Connection* c) {
@@ -321,6 +328,8 @@ void metrics(Reply* r) {
     http::Health h;
     h.ready = generator_ready(code, reason, sizeof(reason));
     h.now_ms = now_ms(s.epoch_unix_us);
+    h.version = SNOWFLAKE_VERSION;
+    h.requests = &request_stats;
     r->body = static_cast<char*>(malloc(kMetricsCapacity));
     if (r->body == nullptr) return;
     r->len = http::format_metrics(r->body, kMetricsCapacity, s, h);
@@ -437,6 +446,7 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
         return MHD_YES;
     }
     Reply r;
+    const int64_t started_us = monotonic_us();
     const int slot = slot_of(c);
     clocks.server_turn(slot);
     const MemoryContext old = MemoryContextSwitchTo(request_cxt);
@@ -444,6 +454,7 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
     MemoryContextSwitchTo(old);
     MemoryContextReset(request_cxt);
     const MHD_Result ret = send_reply(c, &r);
+    request_stats.record(route.endpoint, static_cast<int>(r.status), monotonic_us() - started_us);
     clocks.client_turn(slot, mono_ms());  // to read the answer
     return ret;
 }
