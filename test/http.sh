@@ -210,17 +210,7 @@ case_1() {
         grep -Eq "^# HELP .*[( ]snowflake_stats\.$col[),]" <<<"$BODY" || missing="$missing $col"
     done
     is "1: every column of snowflake_stats has a metric (add one in format_metrics())" "${missing# }" ""
-    # docs/prometheus-queries.yaml (postgres_exporter): its query runs, and
-    # names every column too.
-    local yq
-    yq=$(sed -n '/^  query: |$/,/^  metrics:$/p' docs/prometheus-queries.yaml | sed '1d;$d')
-    is "1: docs/prometheus-queries.yaml: its query runs (one row)" "$(pg_psql "$A" -A -t -c "SELECT count(*) FROM ($yq) q" 2>&1)" 1
-    missing=""
-    for col in $cols; do
-        case $col in worker_id | epoch) grep -q "^    - $col:" docs/prometheus-queries.yaml ;; *) grep -q "(snowflake_stats\.$col)" docs/prometheus-queries.yaml ;; esac \
-            || missing="$missing $col"
-    done
-    is "1: ... and has every column of snowflake_stats" "${missing# }" ""
+    # docs/prometheus-queries.yaml and the sql_exporter collector: test/monitoring.sh.
     is "1: ... ids_issued_total equals snowflake_stats.ids_issued" \
         "$(awk '$1 == "snowflake_ids_issued_total" { print $2 }' <<<"$BODY")" "$(pg_val "$A" "SELECT ids_issued FROM snowflake_stats")"
     like "1: ... the worker id as a label" "$BODY" 'snowflake_info\{worker_id="7",epoch="2025-01-01T00:00:00.000Z"\} 1'

@@ -17,6 +17,11 @@
 #   3  every expression of the rules and of the dashboard parses (promtool,
 #      each wrapped in a rules file) and names only metrics /metrics has
 #      (or recording rules of the rules file)
+#   4  docs/prometheus-queries.yaml (postgres_exporter) and
+#      docs/monitoring/snowflake.collector.yml (sql_exporter): each query runs
+#      (one row); every column of snowflake_stats is exported; the counters
+#      and gauges carry no label (one series per counter whatever the lease
+#      does); counters end in _total; the names are those of /metrics
 #
 # Usage: test/monitoring.sh [case number ...]   (default: every case_N below)
 # Needs promtool (package prometheus), curl, jq; root or the postgres user.
@@ -51,7 +56,8 @@ done
 
 # --- helpers ---------------------------------------------------------------
 
-SCRAPE=""   # the body of /metrics, once case 2 has scraped it
+SCRAPE=""   # the body of /metrics, once scraped
+SERVER=""   # the instance's directory
 
 # scrape: starts a server with the HTTP endpoint, issues ids over SQL and
 # HTTP, and sets SCRAPE to its /metrics. Once per run.
@@ -72,6 +78,7 @@ scrape() {
         port=""
     done
     [ -n "$port" ] || return 1
+    SERVER=$dir
     pg_val "$dir" "CREATE EXTENSION snowflake" >/dev/null || return 1
     pg_val "$dir" "SELECT count(*) FROM snowflake_nextval_batch(1000)" >/dev/null || return 1
     curl -s -m 10 -o /dev/null "http://127.0.0.1:$port/v1/ids/batch?count=10" || return 1
@@ -108,7 +115,7 @@ check_exprs() {
     while IFS= read -r expr; do
         n=$((n + 1))
         jq -n --arg e "$expr" '{groups: [{name: "check", rules: [{record: "check:expr", expr: $e}]}]}' >"$WORK/expr.json"
-        promtool check rules "$WORK/expr.json" >"$WORK/expr.out" 2>&1 || bad_parse="$bad_parse [$expr: $(tail -1 "$WORK/expr.out")]"
+        promtool check rules "$WORK/expr.json" >"$WORK/expr.out" 2>&1 || bad_parse="$bad_parse [$expr: $(grep -v "^ *$" "$WORK/expr.out" | tail -1)]"
         for name in $(names_in "$expr"); do
             grep -qxF "$name" <<<"$known" || bad_names="$bad_names $name"
         done
@@ -196,6 +203,57 @@ PY
         jq -e --arg t "$title" '[.panels[] | select(.title == $t)] | length == 1' "$DASHBOARD" >/dev/null || missing="$missing [$title]"
     done
     is "3: the dashboard has its panels" "${missing# }" ""
+}
+
+case_4() {
+    echo "# case 4: the SQL exporters' queries"
+    scrape || { bail "4: a server with the HTTP endpoint starts and answers /metrics"; return; }
+    /usr/bin/python3 - docs/prometheus-queries.yaml docs/monitoring/snowflake.collector.yml "$WORK" <<'PY' \
+        || { bail "4: the queries files read as YAML"; return; }
+import sys, yaml
+pe, se, work = sys.argv[1:4]
+d = yaml.safe_load(open(pe))
+with open(work + "/pe_queries", "w") as f:
+    for name, q in d.items():
+        f.write(name + "\t" + " ".join(q["query"].split()) + "\n")
+with open(work + "/pe_metrics", "w") as f:
+    for name, q in d.items():
+        labels = [c for m in q["metrics"] for c, v in m.items() if v["usage"] == "LABEL"]
+        for m in q["metrics"]:
+            for c, v in m.items():
+                if v["usage"] != "LABEL":
+                    f.write("%s_%s\t%s\t%s\n" % (name, c, v["usage"].lower(), ",".join(labels) or "-"))
+c = yaml.safe_load(open(se))
+with open(work + "/se_queries", "w") as f:
+    for q in c["queries"]:
+        f.write(q["query_name"] + "\t" + " ".join(q["query"].split()) + "\n")
+with open(work + "/se_metrics", "w") as f:
+    for m in c["metrics"]:
+        f.write("%s\t%s\t%s\n" % (m["metric_name"], m["type"], ",".join(m.get("key_labels", [])) or "-"))
+PY
+    local file name query bad=""
+    for file in pe_queries se_queries; do
+        while IFS=$'\t' read -r name query; do
+            [ "$(pg_psql "$SERVER" -A -t -c "SELECT count(*) FROM ($query) q" 2>&1)" = 1 ] || bad="$bad $file:$name"
+        done <"$WORK/$file"
+    done
+    is "4: every query of both files runs and gives one row" "${bad# }" ""
+    local cols col missing=""
+    cols=$(pg_val "$SERVER" "SELECT string_agg(attname, ' ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'snowflake_stats'::regclass AND attnum > 0")
+    for col in $cols; do
+        case $col in
+            lease_last_error) grep -q "(snowflake_stats\.$col)" docs/prometheus-queries.yaml ;;  # named as not exported
+            *) grep -qw "$col" <(sed -n '/query: |/,/FROM snowflake_stats/p' docs/prometheus-queries.yaml) ;;
+        esac || missing="$missing $col"
+    done
+    is "4: every column of snowflake_stats is in docs/prometheus-queries.yaml" "${missing# }" ""
+    is "4: both files define the same metrics" "$(diff <(sort "$WORK/pe_metrics") <(sort "$WORK/se_metrics"))" ""
+    is "4: only snowflake_info_info has labels" "$(awk -F'\t' '$3 != "-" && $1 != "snowflake_info_info"' "$WORK/pe_metrics")" ""
+    is "4: counters end in _total, and only counters" "$(awk -F'\t' '($2 == "counter") != ($1 ~ /_total$/)' "$WORK/pe_metrics")" ""
+    local scraped
+    scraped=$(scrape_families)
+    is "4: every metric but snowflake_info_info has the name /metrics gives it" \
+        "$(cut -f1 "$WORK/pe_metrics" | grep -vxF snowflake_info_info | grep -vxFf <(echo "$scraped") | tr '\n' ' ' | sed 's/ $//')" ""
 }
 
 run_cases monitoring "$@"
