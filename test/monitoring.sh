@@ -10,6 +10,7 @@
 #      promtool test rules (snowflake-rules.test.yml feeds series and expects
 #      alerts and non-alerts); the tests can fail (a threshold changed in a
 #      copy of the rules makes them fail)
+#      docs/monitoring/README.md's prometheus.yml passes promtool check config
 #   2  a real server (snowflake preloaded, snowflake.http_listen set): its
 #      /metrics passes promtool check metrics; every metric of the scrape is
 #      in docs/reference.md's table of metrics and every one there is in the
@@ -148,6 +149,15 @@ case_1() {
     cp "$RULES_TEST" "$WORK/teeth/"
     (cd "$WORK/teeth" && promtool test rules "$(basename "$RULES_TEST")" >/dev/null 2>&1)
     is "1: ... and fail when a threshold changes (SnowflakeNearCap at 99%)" "$?" 1
+    # The copy-paste prometheus.yml of docs/monitoring/README.md, with its
+    # files where this run has them.
+    sed -n '/^# prometheus.yml$/,/^```$/p' docs/monitoring/README.md | sed '$d' |
+        sed -e "s|/etc/prometheus/snowflake-rules.yml|$PWD/$RULES|" \
+            -e "s|/etc/prometheus/snowflake-token|$WORK/token|" >"$WORK/prometheus.yml"
+    echo "s3cret" >"$WORK/token"
+    out=$(promtool check config "$WORK/prometheus.yml" 2>&1)
+    is "1: docs/monitoring/README.md's prometheus.yml passes promtool check config" "$?" 0 || printf '#   %s\n' "$out"
+    like "1: ... with authorization.credentials_file" "$(cat "$WORK/prometheus.yml")" 'credentials_file: '
     # Each alert says what to do.
     is "1: every alert has summary, description and runbook annotations" \
         "$(awk '/^ *- alert:/ { if (a != "" && n != 3) print a; a = $3; n = 0 }
