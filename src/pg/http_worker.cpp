@@ -62,7 +62,7 @@ namespace {
 constexpr long kTurnMs = 100;  // longest wait between turns of the loop
 constexpr unsigned kIdleTimeoutS = 10;
 constexpr size_t kConnectionMemory = 16 * 1024;
-constexpr size_t kMetricsCapacity = 32 * 1024;
+constexpr size_t kMetricsCapacity = 64 * 1024;  // the worst case is under 48 KiB (http_api_test)
 constexpr size_t kSmallCapacity = 2048;
 // An error's message, detail and hint (511 bytes each) escaped at worst.
 constexpr size_t kErrorCapacity = 10 * 1024;

@@ -340,6 +340,34 @@ TEST(HttpMetrics, BuildStartAndRequests) {
     EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"healthz\",code=\"222\"} 1\n"),
               std::string::npos);
     EXPECT_EQ(text.find("code=\"223\""), std::string::npos);
+    // The worst case fits the worker's buffer (kMetricsCapacity in
+    // http_worker.cpp, 64 KiB): every endpoint with every code slot used,
+    // every counter and time at its widest.
+    RequestStats full;
+    for (int e = 0; e < kEndpointCount; e++)
+        for (int code = 100; code < 100 + RequestStats::kMaxCodes + 1; code++)
+            full.record(static_cast<Endpoint>(e), code, INT64_MAX / 1024);
+    StatsSnapshot wide;
+    wide.worker_id = 1023;
+    wide.ids_issued = UINT64_MAX;
+    wide.last_ms = (int64_t{1} << 41) - 1;
+    wide.reserved_until_ms = (int64_t{1} << 41) - 1;
+    wide.lease_state = LeaseState::Expired;
+    wide.lease_id = INT64_MAX;
+    wide.lease_last_error_reason = LeaseError::DeadlinePassed;
+    wide.lease_deadline_unix_us = INT64_MAX / 2;
+    wide.clock_known = true;
+    wide.clock_max_error_us = INT64_MAX / 2;
+    wide.clock_est_error_us = INT64_MAX / 2;
+    wide.server_start_unix_us = INT64_MAX / 2;
+    for (auto& r : wide.refusals) r = UINT64_MAX;
+    wide.mark_write_failures = UINT64_MAX;
+    wide.etcd_mark_write_failures = UINT64_MAX;
+    h.requests = &full;
+    h.version = "1.1";
+    const size_t worst = format_metrics(buf.data(), buf.size(), wide, h);
+    ASSERT_GT(worst, 0u);
+    EXPECT_LT(worst, 48u * 1024) << "raise kMetricsCapacity in http_worker.cpp";
 }
 
 TEST(HttpListen, Parse) {
