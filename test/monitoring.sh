@@ -185,6 +185,7 @@ case_2() {
     is "2: no free text in labels (no error=)" "$(grep -c 'error="' <<<"$SCRAPE")" 0
     like "2: refusals by cause and SQLSTATE" "$SCRAPE" $'\n''snowflake_ids_refused_total\{cause="no_lease",sqlstate="SF003"\} 0'$'\n'
     like "2: HTTP answers by endpoint and code" "$SCRAPE" $'\n''snowflake_http_requests_total\{endpoint="not_found",code="404"\} 1'$'\n'
+    like "2: ids handed out over HTTP" "$SCRAPE" $'\n''snowflake_http_ids_issued_total 10'$'\n'
 }
 
 case_3() {

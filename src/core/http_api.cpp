@@ -492,6 +492,11 @@ void request_metrics(Writer& w, const RequestStats& r) {
             w.ch('\n');
         }
     }
+    counter(w, "snowflake_http_ids_issued_total",
+            "Ids the HTTP endpoint handed out since its worker started (a share of snowflake_ids_issued_total).",
+            nullptr, r.ids());
+    counter(w, "snowflake_http_uuids_issued_total",
+            "UUIDv7 values the HTTP endpoint handed out since its worker started.", nullptr, r.uuids());
     metric_head(w, "snowflake_http_request_duration_seconds", "histogram",
                 "Time the HTTP endpoint took to decide and queue each answer, by endpoint.", nullptr);
     for (const Endpoint e : kAll) {

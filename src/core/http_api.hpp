@@ -156,6 +156,12 @@ class RequestStats {
 public:
     static constexpr int kMaxCodes = 24;
     void record(Endpoint e, int status, int64_t duration_us) noexcept;
+    // Ids and UUIDs handed out by the batch endpoints (taken from the
+    // generator, whether or not the answer reached the client).
+    void add_ids(int32_t n) noexcept { ids_ += n > 0 ? static_cast<uint64_t>(n) : 0; }
+    void add_uuids(int32_t n) noexcept { uuids_ += n > 0 ? static_cast<uint64_t>(n) : 0; }
+    uint64_t ids() const noexcept { return ids_; }
+    uint64_t uuids() const noexcept { return uuids_; }
 
     struct CodeCount {
         int status = 0;  // 0: unused; -1: other
@@ -171,6 +177,8 @@ public:
 
 private:
     PerEndpoint per_[kEndpointCount];
+    uint64_t ids_ = 0;
+    uint64_t uuids_ = 0;
 };
 
 // What /metrics shows beside the snapshot.

@@ -263,6 +263,7 @@ void ids_batch(Reply* r, int32_t count) {
         id_error_reply(r, err);
         return;
     }
+    request_stats.add_ids(count);
     r->len = http::format_ids_json(body, cap, ids, count);
     free(ids);
     r->body = body;
@@ -286,6 +287,7 @@ void uuids_batch(Reply* r, int32_t count) {
         id_error_reply(r, err);
         return;
     }
+    request_stats.add_uuids(count);
     r->len = http::format_uuids_json(body, cap, uuids, count);
     free(uuids);
     r->body = body;

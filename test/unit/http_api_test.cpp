@@ -306,6 +306,9 @@ TEST(HttpMetrics, BuildStartAndRequests) {
     r.record(Endpoint::IdsBatch, 200, 300);      // le 0.0005
     r.record(Endpoint::IdsBatch, 503, 5000000);  // beyond the last bucket
     r.record(Endpoint::NotFound, 404, 100);      // a bound is inclusive
+    r.add_ids(10);
+    r.add_ids(5);
+    r.add_uuids(3);
     h.requests = &r;
     text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
     EXPECT_NE(text.find("# TYPE snowflake_http_requests_total counter\n"), std::string::npos);
@@ -316,6 +319,8 @@ TEST(HttpMetrics, BuildStartAndRequests) {
     EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"not_found\",code=\"404\"} 1\n"),
               std::string::npos);
     EXPECT_NE(text.find("# TYPE snowflake_http_request_duration_seconds histogram\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_ids_issued_total 15\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_uuids_issued_total 3\n"), std::string::npos);
     EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"0.0001\"} 1\n"),
               std::string::npos);
     EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"0.0005\"} 2\n"),
