@@ -23,9 +23,15 @@
 #      (one row); every column of snowflake_stats is exported; the counters
 #      and gauges carry no label (one series per counter whatever the lease
 #      does); counters end in _total; the names are those of /metrics
+#   5  a node leasing its worker id from a real etcd: the lease id in the
+#      label of snowflake_lease_info is exactly snowflake_stats.lease_id (all
+#      19 digits, not a rounded float); etcd stopped: the lease expires,
+#      snowflake_lease_last_error_info names a bounded reason, never the
+#      text; a refused id counts under no_lease/SF003; every counter keeps
+#      the one series it had
 #
 # Usage: test/monitoring.sh [case number ...]   (default: every case_N below)
-# Needs promtool (package prometheus), curl, jq; root or the postgres user.
+# Needs promtool (package prometheus), curl, jq, etcd; root or the postgres user.
 # KEEP_TMP=1 keeps the instance's directory.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +40,7 @@ PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
 . test/lib/pg.sh
 . test/fault/lib.sh
+. test/lib/etcd.sh
 
 RULES=docs/monitoring/snowflake-rules.yml
 RULES_TEST=docs/monitoring/snowflake-rules.test.yml
@@ -42,6 +49,7 @@ DASHBOARD=docs/monitoring/snowflake-dashboard.json
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-monitoring.XXXXXX")
 cleanup() {
     pg_cleanup_all
+    etcd_stop
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -265,6 +273,53 @@ PY
     scraped=$(scrape_families)
     is "4: every metric but snowflake_info_info has the name /metrics gives it" \
         "$(cut -f1 "$WORK/pe_metrics" | grep -vxF snowflake_info_info | grep -vxFf <(echo "$scraped") | tr '\n' ' ' | sed 's/ $//')" ""
+}
+
+# lease_state DIR: the node's lease state, from SQL.
+lease_state_is() { [ "$(pg_val "$1" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = "$2" ]; }
+
+# counter_series TEXT: the label sets of every snowflake counter sample but
+# the HTTP ones (which count the scrapes themselves), one a line.
+counter_series() {
+    awk '$1 == "#" && $2 == "TYPE" && $4 == "counter" { c[$3] = 1; next }
+         $1 !~ /^#/ { n = $1; sub(/\{.*/, "", n); if (n in c && n !~ /^snowflake_http_/) print $1 }' <<<"$1" | sort
+}
+
+case_5() {
+    echo "# case 5: a leased worker id through a lease loss"
+    mkdir -p "$WORK/etcd"
+    etcd_start 1 "$WORK/etcd" || { bail "5: etcd starts"; return; }
+    local dir port body before after lease_id
+    dir=$(pg_tmpdir)
+    port=$(free_tcp_port)
+    pg_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" \
+        "snowflake.lease_ttl = 5" "autovacuum = off" "snowflake.http_listen = '127.0.0.1:$port'" || { bail "5: initdb"; return; }
+    pg_start "$dir" || { bail "5: the node starts"; return; }
+    pg_val "$dir" "CREATE EXTENSION snowflake" >/dev/null
+    wait_for "lease held" 30 lease_state_is "$dir" held || { bail "5: the node holds a lease"; return; }
+    pg_val "$dir" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
+    body=$(curl -s -m 10 "http://127.0.0.1:$port/metrics")
+    lease_id=$(pg_val "$dir" "SELECT lease_id FROM snowflake_stats")
+    cmp_num "5: a lease id of many digits (etcd's are 63-bit)" "${#lease_id}" -ge 15
+    like "5: snowflake_lease_info has it exactly, as a label" "$body" \
+        $'\n''snowflake_lease_info\{state="held",lease_id="'"$lease_id"'"\} 1'$'\n'
+    is "5: ... and no sample carries it as a value" "$(grep -c "^snowflake_lease_id " <<<"$body")" 0
+    is "5: no lease error series while the lease is held" "$(grep -c '^snowflake_lease_last_error_info' <<<"$body")" 0
+    before=$(counter_series "$body")
+
+    etcd_stop
+    wait_for "lease expired" 30 lease_state_is "$dir" expired || { bail "5: the lease expires once etcd is gone"; return; }
+    pg_val "$dir" "SELECT snowflake_nextval()" >/dev/null 2>&1
+    body=$(curl -s -m 10 "http://127.0.0.1:$port/metrics")
+    like "5: expired: snowflake_lease_info says so" "$body" $'\n''snowflake_lease_info\{state="expired",lease_id="[0-9]*"\} 1'$'\n'
+    like "5: ... snowflake_lease_last_error_info names a bounded reason" "$body" \
+        $'\n''snowflake_lease_last_error_info\{reason="(grant|list_workers|claim|read_mark|keepalive|revoke|held_by_other|previous_run|lease_gone|deadline_passed)"\} 1'$'\n'
+    is "5: ... and no label has the error's text" "$(grep -cE 'error="|etcd said|127\.0\.0\.1' <<<"$body")" 0
+    like "5: the refused id counts under no_lease/SF003" "$body" \
+        $'\n''snowflake_ids_refused_total\{cause="no_lease",sqlstate="SF003"\} [1-9]'
+    after=$(counter_series "$body")
+    is "5: every counter keeps the one series it had" "$(diff <(echo "$before") <(echo "$after"))" ""
+    cmp_num "5: ... (counters compared)" "$(wc -l <<<"$before")" -gt 10
 }
 
 run_cases monitoring "$@"
