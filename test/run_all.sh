@@ -28,7 +28,7 @@ SUITES=(
     "worker id leases|test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
-    "monitoring (rules, dashboard, /metrics)|test/monitoring.sh"
+    "monitoring|test/monitoring.sh"
 )
 
 # RUN_ONLY / RUN_SKIP: keep the chosen suites; a name that matches no suite
