@@ -75,6 +75,9 @@ endif
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
+# /metrics names the library's version (snowflake_build_info).
+src/pg/http_worker.o: override CXXFLAGS += -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"'
+src/pg/http_worker.o: snowflake.control
 
 # ---------------------------------------------------------------------------
 # Everything below is ours, not PGXS's.

@@ -33,6 +33,7 @@ PACKAGES=(
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
     gdb                                             # lease tests: a backend stopped at a chosen function
+    prometheus python3-yaml                         # monitoring suite: promtool (Debian ships it only with the server)
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix

@@ -207,24 +207,18 @@ case_1() {
     local cols col missing=""
     cols=$(pg_val "$A" "SELECT string_agg(attname, ' ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'snowflake_stats'::regclass AND attnum > 0")
     for col in $cols; do
-        grep -q "(snowflake_stats\.$col)\$" <<<"$BODY" || missing="$missing $col"
+        grep -Eq "^# HELP .*[( ]snowflake_stats\.$col[),]" <<<"$BODY" || missing="$missing $col"
     done
     is "1: every column of snowflake_stats has a metric (add one in format_metrics())" "${missing# }" ""
-    # docs/prometheus-queries.yaml (postgres_exporter): its query runs, and
-    # names every column too.
-    local yq
-    yq=$(sed -n '/^  query: |$/,/^  metrics:$/p' docs/prometheus-queries.yaml | sed '1d;$d')
-    is "1: docs/prometheus-queries.yaml: its query runs (one row)" "$(pg_psql "$A" -A -t -c "SELECT count(*) FROM ($yq) q" 2>&1)" 1
-    missing=""
-    for col in $cols; do
-        case $col in worker_id | epoch) grep -q "^    - $col:" docs/prometheus-queries.yaml ;; *) grep -q "(snowflake_stats\.$col)" docs/prometheus-queries.yaml ;; esac \
-            || missing="$missing $col"
-    done
-    is "1: ... and has every column of snowflake_stats" "${missing# }" ""
+    # docs/prometheus-queries.yaml and the sql_exporter collector: test/monitoring.sh.
     is "1: ... ids_issued_total equals snowflake_stats.ids_issued" \
         "$(awk '$1 == "snowflake_ids_issued_total" { print $2 }' <<<"$BODY")" "$(pg_val "$A" "SELECT ids_issued FROM snowflake_stats")"
     like "1: ... the worker id as a label" "$BODY" 'snowflake_info\{worker_id="7",epoch="2025-01-01T00:00:00.000Z"\} 1'
     like "1: ... ready" "$BODY" $'\n''snowflake_ready 1'$'\n'
+    like "1: ... the lease state and lease id as labels (none: static)" "$BODY" $'\n''snowflake_lease_info\{state="static",lease_id=""\} 1'$'\n'
+    like "1: ... the library's version" "$BODY" $'\n''snowflake_build_info\{version="'"$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)"'"\} 1'$'\n'
+    like "1: ... the server's start time" "$BODY" $'\n''process_start_time_seconds [0-9]{10}(\.[0-9]+)?'$'\n'
+    like "1: ... requests counted by endpoint and code" "$BODY" $'\n''snowflake_http_requests_total\{endpoint="ids_batch",code="200"\} [1-9]'
     # Every sample line is NAME[{labels}] VALUE.
     is "1: ... every line is a comment or a sample" \
         "$(grep -v '^$' <<<"$BODY" | grep -vcE '^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+(\{[^}]*\})? -?[0-9.]+(e[-+]?[0-9]+)?)$')" 0

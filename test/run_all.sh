@@ -30,6 +30,7 @@ SUITES=(
     "HTTP endpoint|test/http.sh"
     "standby|test/standby.sh"
     "Patroni switchovers and failovers|test/patroni.sh"
+    "monitoring|test/monitoring.sh"
 )
 
 # RUN_ONLY / RUN_SKIP: keep the chosen suites; a name that matches no suite

@@ -57,6 +57,26 @@ struct Writer {
             raw(frac, n);
         }
     }
+    // Seconds from microseconds, exact: "0.00025", "2.5".
+    void seconds_from_us(int64_t us) noexcept {
+        if (us < 0) {
+            ch('-');
+            us = -us;
+        }
+        i64(us / 1000000);
+        if (us % 1000000 != 0) {
+            char frac[7];
+            int64_t f = us % 1000000;
+            for (int k = 5; k >= 0; k--) {
+                frac[k] = static_cast<char>('0' + f % 10);
+                f /= 10;
+            }
+            size_t n = 6;
+            while (frac[n - 1] == '0') n--;
+            ch('.');
+            raw(frac, n);
+        }
+    }
     // A Prometheus label value: backslash, double quote and newline escaped,
     // other control characters dropped.
     void label_value(const char* s) noexcept {
@@ -451,7 +471,101 @@ void gauge_seconds(Writer& w, const char* name, const char* help, const char* co
     w.ch('\n');
 }
 
+void request_metrics(Writer& w, const RequestStats& r) {
+    constexpr Endpoint kAll[] = {Endpoint::IdsBatch, Endpoint::IdDecode, Endpoint::UuidsBatch,
+                                 Endpoint::Healthz, Endpoint::Metrics, Endpoint::NotFound};
+    metric_head(w, "snowflake_http_requests_total", "counter",
+                "Requests the HTTP endpoint answered since its worker started, by endpoint and status code.",
+                nullptr);
+    for (const Endpoint e : kAll) {
+        for (const RequestStats::CodeCount& c : r.of(e).codes) {
+            if (c.status == 0) continue;
+            w.str("snowflake_http_requests_total{endpoint=\"");
+            w.str(endpoint_name(e));
+            w.str("\",code=\"");
+            if (c.status > 0)
+                w.i64(c.status);
+            else
+                w.str("other");
+            w.str("\"} ");
+            w.u64(c.count);
+            w.ch('\n');
+        }
+    }
+    counter(w, "snowflake_http_ids_issued_total",
+            "Ids the HTTP endpoint handed out since its worker started (a share of snowflake_ids_issued_total).",
+            nullptr, r.ids());
+    counter(w, "snowflake_http_uuids_issued_total",
+            "UUIDv7 values the HTTP endpoint handed out since its worker started.", nullptr, r.uuids());
+    metric_head(w, "snowflake_http_request_duration_seconds", "histogram",
+                "Time the HTTP endpoint took to decide and queue each answer, by endpoint.", nullptr);
+    for (const Endpoint e : kAll) {
+        const RequestStats::PerEndpoint& p = r.of(e);
+        uint64_t cumulative = 0;
+        for (int i = 0; i <= kDurationBuckets; i++) {
+            w.str("snowflake_http_request_duration_seconds_bucket{endpoint=\"");
+            w.str(endpoint_name(e));
+            w.str("\",le=\"");
+            if (i < kDurationBuckets) {
+                cumulative += p.buckets[i];
+                w.seconds_from_us(kDurationBucketsUs[i]);
+            } else {
+                cumulative = p.count;
+                w.str("+Inf");
+            }
+            w.str("\"} ");
+            w.u64(cumulative);
+            w.ch('\n');
+        }
+        w.str("snowflake_http_request_duration_seconds_sum{endpoint=\"");
+        w.str(endpoint_name(e));
+        w.str("\"} ");
+        w.seconds_from_us(p.sum_us);
+        w.str("\nsnowflake_http_request_duration_seconds_count{endpoint=\"");
+        w.str(endpoint_name(e));
+        w.str("\"} ");
+        w.u64(p.count);
+        w.ch('\n');
+    }
+}
+
 }  // namespace
+
+const char* endpoint_name(Endpoint e) noexcept {
+    switch (e) {
+        case Endpoint::IdsBatch: return "ids_batch";
+        case Endpoint::IdDecode: return "id_decode";
+        case Endpoint::UuidsBatch: return "uuids_batch";
+        case Endpoint::Healthz: return "healthz";
+        case Endpoint::Metrics: return "metrics";
+        case Endpoint::NotFound: return "not_found";
+    }
+    return "not_found";
+}
+
+void RequestStats::record(Endpoint e, int status, int64_t duration_us) noexcept {
+    const int i = static_cast<int>(e);
+    if (i < 0 || i >= kEndpointCount) return;
+    PerEndpoint& p = per_[i];
+    if (status < 100 || status > 599) status = -1;
+    // The code's slot or a free one; the last slot is kept for "other".
+    CodeCount* slot = &p.codes[kMaxCodes - 1];
+    for (int k = 0; k < kMaxCodes - 1; k++) {
+        if (p.codes[k].status == status || p.codes[k].status == 0) {
+            slot = &p.codes[k];
+            break;
+        }
+    }
+    if (slot == &p.codes[kMaxCodes - 1]) status = -1;
+    slot->status = status;
+    slot->count++;
+    if (duration_us < 0) duration_us = 0;
+    int b = 0;
+    while (b < kDurationBuckets && duration_us > kDurationBucketsUs[b]) b++;
+    if (b < kDurationBuckets) p.buckets[b]++;
+    p.count++;
+    p.sum_us += duration_us;
+}
 
 size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept {
     Writer w(buf, cap);
@@ -467,6 +581,13 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
     w.str("\",epoch=\"");
     w.str(epoch_text);
     w.str("\"} 1\n");
+    metric_head(w, "snowflake_build_info", "gauge", "Always 1; the label is the version of the snowflake library loaded.",
+                nullptr);
+    w.str("snowflake_build_info{version=\"");
+    w.label_value(h.version != nullptr ? h.version : "");
+    w.str("\"} 1\n");
+    gauge_seconds(w, "process_start_time_seconds", "Start time of the PostgreSQL server, Unix time.", nullptr,
+                  floor_div(s.server_start_unix_us, 1000), s.server_start_unix_us > 0);
     gauge_int(w, "snowflake_worker_id", "Worker id of this node, -1 while unset.", "worker_id",
               s.worker_id);
     gauge_seconds(w, "snowflake_epoch_seconds", "Start of the id range, Unix time.", "epoch", epoch_ms);
@@ -504,25 +625,34 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
     gauge_seconds(w, "snowflake_last_mark_write_seconds", "Duration of the last mark write.",
                   "last_mark_write_ms", static_cast<int64_t>(s.last_mark_write_ms));
 
-    // The worker-id lease (static: no etcd).
+    // The worker-id lease (static: no etcd). The lease id is a label: as a
+    // sample value (a float) Prometheus would round it.
     metric_head(w, "snowflake_lease_info", "gauge",
-                "Always 1; the label names the lease state: static, acquiring, held or expired.",
-                "lease_state");
+                "Always 1; the labels name the lease state (static, acquiring, held, expired or "
+                "standby) and the etcd lease id (empty for none).",
+                "lease_state, snowflake_stats.lease_id");
     w.str("snowflake_lease_info{state=\"");
     w.str(lease_state_name(s.lease_state));
+    w.str("\",lease_id=\"");
+    if (s.lease_id != 0) w.i64(s.lease_id);
     w.str("\"} 1\n");
-    gauge_int(w, "snowflake_lease_id", "The etcd lease held, 0 for none.", "lease_id", s.lease_id);
     gauge_seconds(w, "snowflake_lease_deadline_timestamp_seconds",
                   "Ids are refused after this time unless a keepalive is confirmed, Unix time.",
                   "lease_deadline", floor_div(s.lease_deadline_unix_us, 1000), s.lease_deadline_unix_us >= 0);
     counter(w, "snowflake_lease_renewals_total", "Keepalives etcd confirmed.", "lease_renewals",
             s.lease_renewals);
     counter(w, "snowflake_lease_failures_total", "Failed etcd calls.", "lease_failures", s.lease_failures);
+    // The kind of the last failure, a bounded word; its sentence is in
+    // snowflake_stats and the server log, never in a label.
     metric_head(w, "snowflake_lease_last_error_info", "gauge",
-                "Always 1 when an etcd call failed; the label is the last failure.", "lease_last_error");
-    if (s.lease_last_error[0] != '\0') {
-        w.str("snowflake_lease_last_error_info{error=\"");
-        w.label_value(s.lease_last_error);
+                "Always 1 while no lease is held after a failure; the reason label is the kind of the "
+                "last failure (grant, list_workers, claim, read_mark, keepalive, revoke, held_by_other, "
+                "previous_run, lease_gone, deadline_passed); the text is in the column",
+                "lease_last_error");
+    if (s.lease_last_error_reason != LeaseError::None &&
+        (s.lease_state == LeaseState::Acquiring || s.lease_state == LeaseState::Expired)) {
+        w.str("snowflake_lease_last_error_info{reason=\"");
+        w.str(lease_error_name(s.lease_last_error_reason));
         w.str("\"} 1\n");
     }
     // Clock health as the kernel reports it.
@@ -541,6 +671,29 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
             "Calls refused by snowflake.max_clock_error_ms.", "clock_health_refusals",
             s.clock_health_refusals);
 
+    // Refusals and failed mark writes, since the server started (not reset
+    // by snowflake_stats_reset()).
+    metric_head(w, "snowflake_ids_refused_total", "counter",
+                "Calls refused ids since the server started, by cause and SQLSTATE of the error.", nullptr);
+    for (int i = 0; i < kRefusalCount; i++) {
+        w.str("snowflake_ids_refused_total{cause=\"");
+        w.str(kRefusalCause[i]);
+        w.str("\",sqlstate=\"");
+        w.str(kRefusalSqlstate[i]);
+        w.str("\"} ");
+        w.u64(s.refusals[i]);
+        w.ch('\n');
+    }
+    metric_head(w, "snowflake_mark_write_failures_total", "counter",
+                "Writes of the high-water mark that failed since the server started: the mark file "
+                "(mark=\"file\") and the worker id's mark in etcd (mark=\"etcd\").",
+                nullptr);
+    w.str("snowflake_mark_write_failures_total{mark=\"file\"} ");
+    w.u64(s.mark_write_failures);
+    w.str("\nsnowflake_mark_write_failures_total{mark=\"etcd\"} ");
+    w.u64(s.etcd_mark_write_failures);
+    w.ch('\n');
+
     // Health, computed when scraped.
     gauge_int(w, "snowflake_ready", "1 when this node can issue ids now (what /healthz says), else 0.",
               nullptr, h.ready ? 1 : 0);
@@ -548,6 +701,7 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
     gauge_seconds(w, "snowflake_clock_behind_last_id_seconds",
                   "How far the clock is behind the last id issued (0 when it is not).", nullptr,
                   behind);
+    if (h.requests != nullptr) request_metrics(w, *h.requests);
     return w.finish();
 }
 

@@ -39,8 +39,9 @@ int64_t add_sat(int64_t a, int64_t b) {
     return a + b;
 }
 
-void set_error(Lease& l, const char* text) {
+void set_error(Lease& l, LeaseError reason, const char* text) {
     if (text == nullptr) text = "";
+    l.last_error_reason = reason;
     std::snprintf(l.last_error, sizeof l.last_error, "%s", text);
 }
 
@@ -99,6 +100,36 @@ const char* lease_action_name(LeaseAction a) noexcept {
         case LeaseAction::Revoke: return "revoke";
     }
     return "unknown";
+}
+
+const char* lease_error_name(LeaseError e) noexcept {
+    switch (e) {
+        case LeaseError::None: return "none";
+        case LeaseError::Grant: return "grant";
+        case LeaseError::ListWorkers: return "list_workers";
+        case LeaseError::Claim: return "claim";
+        case LeaseError::ReadMark: return "read_mark";
+        case LeaseError::KeepAlive: return "keepalive";
+        case LeaseError::Revoke: return "revoke";
+        case LeaseError::HeldByOther: return "held_by_other";
+        case LeaseError::PreviousRun: return "previous_run";
+        case LeaseError::LeaseGone: return "lease_gone";
+        case LeaseError::DeadlinePassed: return "deadline_passed";
+    }
+    return "unknown";
+}
+
+static LeaseError error_of(LeaseAction a) {
+    switch (a) {
+        case LeaseAction::Grant: return LeaseError::Grant;
+        case LeaseAction::ListWorkers: return LeaseError::ListWorkers;
+        case LeaseAction::Claim: return LeaseError::Claim;
+        case LeaseAction::ReadMark: return LeaseError::ReadMark;
+        case LeaseAction::KeepAlive: return LeaseError::KeepAlive;
+        case LeaseAction::Revoke: return LeaseError::Revoke;
+        case LeaseAction::Wait: break;
+    }
+    return LeaseError::None;
 }
 
 Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
@@ -181,7 +212,7 @@ bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
                   "no keepalive of lease %lld was confirmed in time: ids are refused until "
                   "the lease is renewed or a new one is held",
                   static_cast<long long>(l.lease_id));
-    set_error(l, text);
+    set_error(l, LeaseError::DeadlinePassed, text);
     return true;
 }
 
@@ -258,7 +289,7 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
         std::snprintf(text, sizeof text,
                       "worker id %d is held by this node's previous run (lease %lld): revoking that lease",
                       static_cast<int>(tried), static_cast<long long>(holder_lease));
-        set_error(l, text);
+        set_error(l, LeaseError::PreviousRun, text);
         l.revoke_lease = holder_lease;
         l.retry_at_ns = now_ns;
         return;
@@ -271,7 +302,7 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
         char text[kLeaseErrorSize];
         std::snprintf(text, sizeof text, "worker id %d is held by another node: %s",
                       static_cast<int>(tried), who.c_str());
-        set_error(l, text);
+        set_error(l, LeaseError::HeldByOther, text);
         l.retry_at_ns = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
         return;
     }
@@ -324,7 +355,7 @@ void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexc
     std::snprintf(text, sizeof text, "lease %lld no longer exists in etcd%s",
                   static_cast<long long>(l.lease_id),
                   l.worker >= 0 ? ": the worker id it held is lost" : "");
-    set_error(l, text);
+    set_error(l, LeaseError::LeaseGone, text);
     drop_lease(l, cfg, now_ns);
 }
 
@@ -335,7 +366,7 @@ void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const 
     l.consecutive_failures =
         l.consecutive_failures < std::numeric_limits<int32_t>::max() ? l.consecutive_failures + 1
                                                                       : l.consecutive_failures;
-    set_error(l, error);
+    set_error(l, error_of(what), error);
     const int64_t at = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
     if (what == LeaseAction::KeepAlive) {
         l.next_keepalive_ns = at;

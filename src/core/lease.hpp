@@ -96,6 +96,23 @@ enum class LeaseAction {
 };
 const char* lease_action_name(LeaseAction a) noexcept;
 
+// What the last failure was, as a bounded word for metric labels
+// (snowflake_lease_last_error_info{reason}); the sentence is last_error.
+enum class LeaseError {
+    None,
+    Grant,           // a failed call, by the action that made it
+    ListWorkers,     // ... also: every worker id held by another node
+    Claim,
+    ReadMark,        // ... also: a mark this version cannot read
+    KeepAlive,
+    Revoke,
+    HeldByOther,     // snowflake.worker_id is held by another node
+    PreviousRun,     // the id is held by this node's previous run (being revoked)
+    LeaseGone,       // etcd no longer knows the lease
+    DeadlinePassed,  // no keepalive confirmed before the deadline
+};
+const char* lease_error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
+
 struct LeaseStep {
     LeaseAction action = LeaseAction::Wait;
     int64_t at_ns = 0;  // Wait: when to ask again (the worker may wake earlier)
@@ -126,6 +143,7 @@ struct Lease {
     // that holds the candidate: revoked before the claim is tried again.
     int64_t revoke_lease = 0;
     char last_error[kLeaseErrorSize] = {};  // sentence; empty if none yet
+    LeaseError last_error_reason = LeaseError::None;
 };
 
 // A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant

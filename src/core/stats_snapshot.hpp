@@ -19,6 +19,27 @@
 
 namespace snowflake::core {
 
+// Why a call was refused ids (snowflake_ids_refused_total{cause,sqlstate});
+// counted where the glue raises the error, never on the id path itself.
+enum class Refusal {
+    ClockBehind,        // SF001
+    ClockOutOfRange,    // SF002
+    NoLease,            // SF003: no worker id lease held
+    EtcdReservation,    // SF003: the reservation in etcd could not be extended
+    ClockUnhealthy,     // SF004
+    MarkWrite,          // the mark file could not be written (a file-access SQLSTATE, 58030 as a rule)
+    MarkWorkerMissing,  // 55000: the mark worker is not running
+    Count
+};
+constexpr int kRefusalCount = static_cast<int>(Refusal::Count);
+// The cause label and the SQLSTATE label of each.
+constexpr const char* kRefusalCause[kRefusalCount] = {"clock_behind",   "clock_out_of_range",
+                                                      "no_lease",       "etcd_reservation",
+                                                      "clock_unhealthy", "mark_write",
+                                                      "mark_worker_missing"};
+constexpr const char* kRefusalSqlstate[kRefusalCount] = {"SF001", "SF002", "SF003", "SF003",
+                                                         "SF004", "58030", "55000"};
+
 struct StatsSnapshot {
     int32_t worker_id = -1;               // worker_id (-1: unset, NULL in SQL)
     int64_t epoch_unix_us = 0;            // epoch
@@ -36,11 +57,18 @@ struct StatsSnapshot {
     uint64_t lease_renewals = 0;          // lease_renewals
     uint64_t lease_failures = 0;          // lease_failures
     char lease_last_error[kLeaseErrorSize] = {};  // lease_last_error ("": NULL)
+    LeaseError lease_last_error_reason = LeaseError::None;  // its kind (metrics only)
     bool clock_known = false;             // clock_*: the kernel answered
     bool clock_synchronized = false;      // clock_synchronized
     int64_t clock_max_error_us = -1;      // clock_max_error_ms (-1: not reported, NULL)
     int64_t clock_est_error_us = -1;      // clock_est_error_ms (-1: not reported, NULL)
     uint64_t clock_health_refusals = 0;   // clock_health_refusals
+    // Metrics only (no column): the server's start time, Unix microseconds
+    // (0: unknown).
+    int64_t server_start_unix_us = 0;
+    uint64_t refusals[kRefusalCount] = {};  // by Refusal, since server start
+    uint64_t mark_write_failures = 0;       // the local mark file, since server start
+    uint64_t etcd_mark_write_failures = 0;  // the etcd mark, since server start
 };
 
 }  // namespace snowflake::core

@@ -69,6 +69,7 @@ void publish(const core::Lease& l) {
     s.renewals = l.renewals;
     s.failures = l.failures;
     snprintf(s.last_error, sizeof(s.last_error), "%s", l.last_error);
+    s.last_error_reason = static_cast<uint32_t>(l.last_error_reason);
     pg_atomic_write_u32(&s.worker_plus1,
                         l.state == core::LeaseState::Held ? static_cast<uint32>(l.worker + 1) : 0);
     pg_atomic_write_u64(&s.deadline_ns,
@@ -115,6 +116,7 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
 void record_mark_attempt(const char* error) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     shared->lease.mark_attempts++;
+    if (error[0] != '\0') shared->lease.mark_failures++;
     snprintf(shared->lease.mark_error, sizeof(shared->lease.mark_error), "%s", error);
     LWLockRelease(shared->lock);
     ConditionVariableBroadcast(&shared->reservation_cv);
@@ -209,7 +211,9 @@ void init_lease(SharedState* s) {
     l.renewals = 0;
     l.failures = 0;
     l.last_error[0] = '\0';
+    l.last_error_reason = static_cast<uint32_t>(core::LeaseError::None);
     l.mark_attempts = 0;
+    l.mark_failures = 0;
     l.mark_error[0] = '\0';
     l.worker_latch = nullptr;
 }

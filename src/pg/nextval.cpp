@@ -119,6 +119,7 @@ const char* lease_trouble(char (&error)[kErrorTextSize]) {
 void refuse_no_lease() {
     char error[kErrorTextSize];
     const char* doing = lease_trouble(error);
+    count_refusal(core::Refusal::NoLease);
     ereport(ERROR,
             (errcode(ERRCODE_SF_NO_LEASE),
              errmsg("no worker id lease is held"),
@@ -145,6 +146,7 @@ void check_clock_health() {
     const core::ClockVerdict v = core::judge_clock(cached, max_clock_error_ms);
     if (!v.refuse) return;
     pg_atomic_fetch_add_u64(&shared->stats.clock_health_refusals, 1);
+    count_refusal(core::Refusal::ClockUnhealthy);
     const bool unsynced = v.problem != core::ClockProblem::ErrorTooLarge;
     ereport(ERROR,
             (errcode(ERRCODE_SF_CLOCK_UNHEALTHY),
@@ -224,6 +226,7 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
     }
     if (report.attempts > w->attempts && report.err != 0) {
         ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::MarkWrite);
         errno = report.err;
         ereport(ERROR,
                 (errcode_for_file_access(),
@@ -239,6 +242,7 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
     if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0' &&
         monotonic_us() - w->since_us > kEtcdErrorGraceUs) {
         ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::EtcdReservation);
         ereport(ERROR,
                 (errcode(ERRCODE_SF_NO_LEASE),
                  errmsg("could not extend the worker id's reservation in etcd"),
@@ -249,6 +253,7 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
     }
     if (latch == nullptr && monotonic_us() - w->since_us > kNoWorkerGraceUs) {
         ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::MarkWorkerMissing);
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("snowflake high-water mark worker is not running"),
@@ -262,6 +267,7 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
 
 void report_clock(const core::Next& r, int64_t now_ms) {
     if (r.status == core::Status::ClockBehind) {
+        count_refusal(core::Refusal::ClockBehind);
         const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
         // timestamptz_to_str() returns a static buffer: copy the first one.
         char* last_text = pstrdup(timestamptz_to_str(ms_to_timestamptz(now_ms + r.behind_ms)));
@@ -284,6 +290,7 @@ void report_clock(const core::Next& r, int64_t now_ms) {
                          timestamptz_to_str(resume))));
     }
     const char* when = r.status == core::Status::BeforeEpoch ? "before" : "past the end of";
+    count_refusal(core::Refusal::ClockOutOfRange);
     ereport(ERROR,
             (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
              errmsg("system clock is %s the id range of snowflake.epoch", when),

@@ -118,12 +118,15 @@ struct Stats {
     pg_atomic_uint64 window_ms;           // reservation window in force
     pg_atomic_uint64 last_write_ms;       // duration of the last mark write
     pg_atomic_uint64 clock_health_refusals;  // calls refused by snowflake.max_clock_error_ms
+    // Metrics only (not reset by snowflake_stats_reset()):
+    pg_atomic_uint64 refusals[snowflake::core::kRefusalCount];  // by core::Refusal
 };
 
 // What the mark worker reports of its writes (lock).
 struct WriteReport {
     uint64_t attempts;  // writes tried since start
     int err;            // errno of the last attempt, 0 if it succeeded
+    uint64_t failures;  // writes that failed since start
     char step[48];      // what the last attempt was doing when it failed
 };
 
@@ -144,7 +147,9 @@ struct LeaseShared {
     uint64_t renewals;
     uint64_t failures;
     char last_error[kErrorTextSize];
+    uint32_t last_error_reason;      // core::LeaseError of last_error
     uint64_t mark_attempts;          // writes of the etcd mark tried
+    uint64_t mark_failures;          // ... that failed
     char mark_error[kErrorTextSize];  // the last one's failure; "" if it succeeded
     Latch* worker_latch;             // nullptr while the lease worker is not running
 };
@@ -276,6 +281,8 @@ snowflake::core::Uuid new_uuidv7();
 // stats.cpp
 // Adds n to this backend's count of ids issued.
 void count_ids(uint64_t n);
+// Counts a refusal (snowflake_ids_refused_total); call just before the error.
+void count_refusal(snowflake::core::Refusal why);
 void init_stats(SharedState* s, int slots);
 // Every value of snowflake_stats, read under the lock: what both
 // snowflake_stats() and /metrics show. The caller has checked

@@ -9,6 +9,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/xlog.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
@@ -27,6 +28,7 @@ void init_stats(SharedState* s, int slots) {
     pg_atomic_init_u64(&s->stats.window_ms, static_cast<uint64>(core::kMinWindowMs));
     pg_atomic_init_u64(&s->stats.last_write_ms, 0);
     pg_atomic_init_u64(&s->stats.clock_health_refusals, 0);
+    for (auto& r : s->stats.refusals) pg_atomic_init_u64(&r, 0);
     s->counter_slots = slots;
     for (int i = 0; i < slots; i++) pg_atomic_init_u64(&s->counters[i].ids, 0);
 }
@@ -40,6 +42,12 @@ void count_ids(uint64_t n) {
     } else {
         pg_atomic_fetch_add_u64(&shared->stats.ids_unslotted, static_cast<int64>(n));
     }
+}
+
+void count_refusal(core::Refusal why) {
+    const int i = static_cast<int>(why);
+    if (shared != nullptr && i >= 0 && i < core::kRefusalCount)
+        pg_atomic_fetch_add_u64(&shared->stats.refusals[i], 1);
 }
 
 namespace {
@@ -66,8 +74,11 @@ StatsSnapshot take_stats_snapshot() {
     s.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     s.lease_id = ls.lease_id;
     s.lease_renewals = ls.renewals;
+    s.etcd_mark_write_failures = ls.mark_failures;
+    s.mark_write_failures = shared->report.failures;
     s.lease_failures = ls.failures;
     snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);
+    s.lease_last_error_reason = static_cast<core::LeaseError>(ls.last_error_reason);
     LWLockRelease(shared->lock);
     s.lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
     // A standby takes no lease (the lease worker starts at promotion).
@@ -85,6 +96,8 @@ StatsSnapshot take_stats_snapshot() {
     s.reservation_waits = pg_atomic_read_u64(&st->reservation_waits);
     s.reservation_window_ms = pg_atomic_read_u64(&st->window_ms);
     s.last_mark_write_ms = pg_atomic_read_u64(&st->last_write_ms);
+    s.server_start_unix_us = PgStartTime + kPgEpochUnixUs;
+    for (int i = 0; i < core::kRefusalCount; i++) s.refusals[i] = pg_atomic_read_u64(&st->refusals[i]);
     return s;
 }
 

@@ -90,6 +90,7 @@ long reserve_once(int* last_logged_err) {
     WriteReport& r = shared->report;
     r.attempts++;
     r.err = err;
+    if (err != 0) r.failures++;
     snprintf(r.step, sizeof(r.step), "%s", err != 0 ? step : "");
     if (err == 0 && plan.until_ms > reserved) {
         // On disk: now ids may be issued in it.

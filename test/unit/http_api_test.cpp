@@ -226,7 +226,9 @@ TEST(HttpMetrics, EveryColumnAndNulls) {
                             "lease_state", "lease_id", "lease_deadline", "lease_renewals",
                             "lease_failures", "lease_last_error", "clock_synchronized",
                             "clock_max_error_ms", "clock_est_error_ms", "clock_health_refusals"})
-        EXPECT_NE(text.find(std::string("(snowflake_stats.") + col + ")"), std::string::npos) << col;
+        EXPECT_TRUE(text.find(std::string("snowflake_stats.") + col + ")") != std::string::npos ||
+                    text.find(std::string("snowflake_stats.") + col + ",") != std::string::npos)
+            << col;
     EXPECT_NE(text.find("snowflake_info{worker_id=\"7\",epoch=\"2025-01-01T00:00:00.000Z\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("\nsnowflake_ids_issued_total 12345\n"), std::string::npos);
     EXPECT_NE(text.find("\nsnowflake_last_id_timestamp_seconds 1735689601.5\n"), std::string::npos);
@@ -238,21 +240,31 @@ TEST(HttpMetrics, EveryColumnAndNulls) {
     EXPECT_NE(text.find("\nsnowflake_ready 1\n"), std::string::npos);
     EXPECT_NE(text.find("\nsnowflake_clock_behind_last_id_seconds 0.5\n"), std::string::npos);
     // Lease and clock: labels escaped, NULLs without a sample.
-    EXPECT_NE(text.find("\nsnowflake_lease_info{state=\"static\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_lease_info{state=\"static\",lease_id=\"\"} 1\n"), std::string::npos);
+    EXPECT_EQ(text.find("snowflake_lease_id "), std::string::npos);  // a label now, never a rounded float
     EXPECT_EQ(text.find("\nsnowflake_lease_last_error_info{"), std::string::npos);
     EXPECT_EQ(text.find("\nsnowflake_clock_synchronized "), std::string::npos);
     s.lease_state = LeaseState::Held;
+    s.lease_id = 2844482973189514759;
     std::snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", "etcd said \"no\"\\\nnow");
+    s.lease_last_error_reason = LeaseError::KeepAlive;
     s.clock_known = true;
     s.clock_synchronized = true;
     s.clock_max_error_us = 2500;
     const std::string held(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
-    EXPECT_NE(held.find("\nsnowflake_lease_info{state=\"held\"} 1\n"), std::string::npos);
-    EXPECT_NE(held.find("\nsnowflake_lease_last_error_info{error=\"etcd said \\\"no\\\"\\\\\\nnow\"} 1\n"),
-              std::string::npos)
-        << held;
+    // The lease id exact, in a label; no error series while the lease is held.
+    EXPECT_NE(held.find("\nsnowflake_lease_info{state=\"held\",lease_id=\"2844482973189514759\"} 1\n"),
+              std::string::npos);
+    EXPECT_EQ(held.find("\nsnowflake_lease_last_error_info{"), std::string::npos) << held;
+    EXPECT_EQ(held.find("etcd said"), std::string::npos);  // free text never reaches /metrics
     EXPECT_NE(held.find("\nsnowflake_clock_synchronized 1\n"), std::string::npos);
     EXPECT_NE(held.find("\nsnowflake_clock_max_error_seconds 0.003\n"), std::string::npos);
+    // Lost: the kind of the last failure, a bounded word, never the text.
+    s.lease_state = LeaseState::Expired;
+    const std::string lost(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(lost.find("\nsnowflake_lease_last_error_info{reason=\"keepalive\"} 1\n"), std::string::npos)
+        << lost;
+    EXPECT_EQ(lost.find("etcd said"), std::string::npos);
     // Unset worker id: empty label, -1.
     s.worker_id = -1;
     const size_t m = format_metrics(buf.data(), buf.size(), s, h);
@@ -262,6 +274,105 @@ TEST(HttpMetrics, EveryColumnAndNulls) {
     // Too small a buffer: nothing.
     char small[100];
     EXPECT_EQ(format_metrics(small, sizeof(small), s, h), 0u);
+}
+
+TEST(HttpMetrics, BuildStartAndRequests) {
+    StatsSnapshot s;
+    s.epoch_unix_us = 1735689600000000;
+    s.server_start_unix_us = 1735689600250000;
+    Health h;
+    h.version = "1.1";
+    std::vector<char> buf(65536);
+    std::string text(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(text.find("\nsnowflake_build_info{version=\"1.1\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("\nprocess_start_time_seconds 1735689600.25\n"), std::string::npos);
+    EXPECT_EQ(text.find("snowflake_http_"), std::string::npos);  // no request statistics given
+    // Refusals: every cause always present (rate() works from the first one).
+    for (int i = 0; i < kRefusalCount; i++)
+        EXPECT_NE(text.find(std::string("\nsnowflake_ids_refused_total{cause=\"") + kRefusalCause[i] +
+                            "\",sqlstate=\"" + kRefusalSqlstate[i] + "\"} 0\n"),
+                  std::string::npos)
+            << kRefusalCause[i];
+    s.refusals[static_cast<int>(Refusal::NoLease)] = 4;
+    s.mark_write_failures = 2;
+    s.etcd_mark_write_failures = 3;
+    text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(text.find("\nsnowflake_ids_refused_total{cause=\"no_lease\",sqlstate=\"SF003\"} 4\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_mark_write_failures_total{mark=\"file\"} 2\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_mark_write_failures_total{mark=\"etcd\"} 3\n"), std::string::npos);
+    RequestStats r;
+    r.record(Endpoint::IdsBatch, 200, 90);       // first bucket (le 0.0001)
+    r.record(Endpoint::IdsBatch, 200, 300);      // le 0.0005
+    r.record(Endpoint::IdsBatch, 503, 5000000);  // beyond the last bucket
+    r.record(Endpoint::NotFound, 404, 100);      // a bound is inclusive
+    r.add_ids(10);
+    r.add_ids(5);
+    r.add_uuids(3);
+    h.requests = &r;
+    text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(text.find("# TYPE snowflake_http_requests_total counter\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"ids_batch\",code=\"200\"} 2\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"ids_batch\",code=\"503\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"not_found\",code=\"404\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("# TYPE snowflake_http_request_duration_seconds histogram\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_ids_issued_total 15\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_uuids_issued_total 3\n"), std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"0.0001\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"0.0005\"} 2\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"2.5\"} 2\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"ids_batch\",le=\"+Inf\"} 3\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_sum{endpoint=\"ids_batch\"} 5.00039\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_count{endpoint=\"ids_batch\"} 3\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_request_duration_seconds_bucket{endpoint=\"not_found\",le=\"0.0001\"} 1\n"),
+              std::string::npos);
+    // Status codes are bounded: past the table, "other".
+    RequestStats many;
+    for (int code = 200; code < 200 + RequestStats::kMaxCodes + 5; code++) many.record(Endpoint::Healthz, code, 1);
+    h.requests = &many;
+    text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"healthz\",code=\"other\"} 6\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"healthz\",code=\"222\"} 1\n"),
+              std::string::npos);
+    EXPECT_EQ(text.find("code=\"223\""), std::string::npos);
+    // The worst case fits the worker's buffer (kMetricsCapacity in
+    // http_worker.cpp, 64 KiB): every endpoint with every code slot used,
+    // every counter and time at its widest.
+    RequestStats full;
+    for (int e = 0; e < kEndpointCount; e++)
+        for (int code = 100; code < 100 + RequestStats::kMaxCodes + 1; code++)
+            full.record(static_cast<Endpoint>(e), code, INT64_MAX / 1024);
+    StatsSnapshot wide;
+    wide.worker_id = 1023;
+    wide.ids_issued = UINT64_MAX;
+    wide.last_ms = (int64_t{1} << 41) - 1;
+    wide.reserved_until_ms = (int64_t{1} << 41) - 1;
+    wide.lease_state = LeaseState::Expired;
+    wide.lease_id = INT64_MAX;
+    wide.lease_last_error_reason = LeaseError::DeadlinePassed;
+    wide.lease_deadline_unix_us = INT64_MAX / 2;
+    wide.clock_known = true;
+    wide.clock_max_error_us = INT64_MAX / 2;
+    wide.clock_est_error_us = INT64_MAX / 2;
+    wide.server_start_unix_us = INT64_MAX / 2;
+    for (auto& r : wide.refusals) r = UINT64_MAX;
+    wide.mark_write_failures = UINT64_MAX;
+    wide.etcd_mark_write_failures = UINT64_MAX;
+    h.requests = &full;
+    h.version = "1.1";
+    const size_t worst = format_metrics(buf.data(), buf.size(), wide, h);
+    ASSERT_GT(worst, 0u);
+    EXPECT_LT(worst, 48u * 1024) << "raise kMetricsCapacity in http_worker.cpp";
 }
 
 TEST(HttpListen, Parse) {

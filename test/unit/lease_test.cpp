@@ -93,6 +93,30 @@ TEST(LeaseFencing, IdsStopBeforeTheLeaseCanHaveExpiredInEtcd) {
     EXPECT_NE(std::string(l.last_error).find("ids are refused"), std::string::npos);
 }
 
+// The kind of the last failure: a bounded word for metric labels.
+TEST(LeaseErrors, EachFailureNamesItsKind) {
+    const LeaseConfig c = config(10);
+    Lease l = lease_start(c, 0);
+    EXPECT_EQ(l.last_error_reason, LeaseError::None);
+    lease_on_failure(l, c, LeaseAction::Grant, "connection refused", 0);
+    EXPECT_EQ(l.last_error_reason, LeaseError::Grant);
+    EXPECT_STREQ(lease_error_name(l.last_error_reason), "grant");
+    l = lease_start(c, 0);
+    acquire(l, c, 0);
+    lease_on_failure(l, c, LeaseAction::KeepAlive, "timeout", 1 * kS);
+    EXPECT_STREQ(lease_error_name(l.last_error_reason), "keepalive");
+    EXPECT_TRUE(lease_tick(l, c, 9 * kS));
+    EXPECT_STREQ(lease_error_name(l.last_error_reason), "deadline_passed");
+    lease_on_lease_gone(l, c, 9 * kS);
+    EXPECT_STREQ(lease_error_name(l.last_error_reason), "lease_gone");
+    for (LeaseError e : {LeaseError::ListWorkers, LeaseError::Claim, LeaseError::ReadMark, LeaseError::Revoke,
+                         LeaseError::HeldByOther, LeaseError::PreviousRun}) {
+        const std::string name = lease_error_name(e);
+        EXPECT_NE(name, "unknown");
+        EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string::npos) << name;
+    }
+}
+
 TEST(LeaseFencing, AGrantedTtlShorterThanAskedShortensTheDeadline) {
     const LeaseConfig c = config(30);
     Lease l = lease_start(c, 0);
