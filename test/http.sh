@@ -867,9 +867,11 @@ case_15() {
 # http_start_at DIR LISTEN: starts DIR with snowflake.http_listen = LISTEN
 # (the port from DIR/http_port); returns when it listens, 1 if it fails.
 http_start_at() {
+    local from
+    from=$(log_size "$1")
     printf "snowflake.http_listen = '%s'\n" "$2" | as_pg tee "$1/data/http.conf" >/dev/null
     pg_start "$1" || return 1
-    wait_for "listening" 10 grep -q "snowflake HTTP endpoint listening on" "$1/server.log"
+    wait_for "listening" 10 sh -c "tail -c +$((from + 1)) '$1/server.log' | grep -q 'snowflake HTTP endpoint listening on'"
 }
 
 case_16() {
@@ -892,11 +894,33 @@ case_16() {
         ok "16: ... with snowflake.http_allow_unauthenticated = on it starts"
         req "$C" /livez
         is "16: ... and answers on loopback" "$CODE" 200
+        req "$C" /v1/ids/batch -H "Host: 10.1.2.3:$port"
+        is "16: ... a numeric Host on a wildcard address: 200" "$CODE" 200
+        req "$C" /v1/ids/batch -H "Host: evil.example:$port"
+        is "16: ... a name that is not localhost: 403" "$CODE" 403
         pg_stop "$C"
     else
         not_ok "16: ... with snowflake.http_allow_unauthenticated = on it starts" "$(tail -5 "$C/server.log")"
     fi
-    pg_conf "$C" "snowflake.http_allow_unauthenticated = off"
+    # With a token it starts; the token removed at a reload: ids refused
+    # (403), /livez still 200.
+    pg_conf "$C" "snowflake.http_allow_unauthenticated = off" "snowflake.http_token = 'tok-16a'"
+    if http_start_at "$C" "*:$port"; then
+        req "$C" /v1/ids/batch -H 'Authorization: Bearer tok-16a'
+        is "16: '*:PORT' with a token: starts and serves" "$CODE" 200
+        pg_val "$C" "ALTER SYSTEM SET snowflake.http_token = ''" >/dev/null
+        pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+        sleep 0.5
+        req "$C" /v1/ids/batch
+        error_shape "16: ... the token removed at a reload: 403" 403 28000
+        like "16: ... saying why" "$(jq -r .message <<<"$BODY")" 'no token is set for a non-loopback address'
+        req "$C" /livez
+        is "16: ... /livez still 200" "$CODE" 200
+        pg_stop "$C"
+    else
+        not_ok "16: '*:PORT' with a token: starts" "$(tail -5 "$C/server.log")"
+    fi
+    pg_conf "$C" "snowflake.http_token = ''"
     http_start_at "$C" "127.0.0.1:$port" || { bail "16: started on loopback" "$(tail -5 "$C/server.log")"; return; }
     req "$C" /v1/ids/batch -H 'Host: evil.example'
     error_shape "16: no token, Host: evil.example (DNS rebinding): refused" 403 28000

@@ -382,8 +382,10 @@ MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* va
 // What to answer to a request whose headers are complete.
 void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
     const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!http::exposure_allowed(listen_kind, tokens.configured, http_allow_unauthenticated)) {
+    if (route.endpoint != http::Endpoint::Livez &&
+        !http::exposure_allowed(listen_kind, tokens.configured, http_allow_unauthenticated)) {
         // The token was removed at a reload: the server would not start so.
+        // (/livez still answers: a liveness probe must not restart the server.)
         error_reply(r, MHD_HTTP_FORBIDDEN, "28000", "no token is set for a non-loopback address",
                     "Set snowflake.http_token or snowflake.http_token_file, or "
                     "snowflake.http_allow_unauthenticated = on, and reload.");
@@ -599,7 +601,8 @@ const char* load_tokens(http::Tokens* out, char* why, size_t cap) {
     // The setting's check hook accepted it.
     if (http::add_tokens(out, http_token) != nullptr) return "snowflake.http_token is invalid.";
     if (!has_file) return nullptr;
-    const int fd = open(http_token_file, O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO must not hold up the start (it is refused below).
+    const int fd = open(http_token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(why, cap, "could not open it: %s.", strerror(errno));
         return why;
