@@ -1,7 +1,9 @@
 # snowflake: PGXS build of a C++17 PostgreSQL extension.
 #
 # Targets for people and CI:
-#   make            build the extension (installs missing Debian packages first: make deps)
+#   make            build the extension; first checks that the headers it needs are there
+#                   and names the packages to install if not (scripts/check-build-deps.sh;
+#                   it installs nothing: `make deps` installs every package on Debian)
 #   make install    install it into the PostgreSQL found by pg_config
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
@@ -69,6 +71,13 @@ include $(PGXS)
 ifdef VPATH
 $(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
+
+# Before any object is compiled: the headers of libcurl, nlohmann-json,
+# libmicrohttpd and the server, or a message naming the packages to install.
+.PHONY: check-build-deps
+check-build-deps:
+	@CXX='$(CXX)' $(srcdir)/scripts/check-build-deps.sh
+$(OBJS): | check-build-deps
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
