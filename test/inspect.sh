@@ -116,6 +116,13 @@ run -e 1420070400000 175928847299117063 </dev/null
 expect "-e with Unix milliseconds" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
 run --epoch "2015-01-01 01:00:00+01:00" 175928847299117063 </dev/null
 expect "--epoch with an ISO 8601 offset" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+run -e Discord 175928847299117063 </dev/null
+expect "-e Discord: preset names in any case" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+run -je discord 175928847299117063 </dev/null
+expect "-je discord: short options combined" 0 \
+    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z"}' ""
+run -jx 1 </dev/null
+expect "-jx: the unknown one named" 2 "" '"-x"'
 
 run 7 abc 8 </dev/null
 expect "invalid input: reported by name, the rest decoded, exit 1" 1 \
@@ -179,8 +186,10 @@ else
     report 0 "stdin is decoded line by line (a pipe that streams ids)" "no answer within 5 s"
 fi
 to_inspect=${INSPECT[1]}
+# Saved first: bash unsets INSPECT_PID once the coprocess has exited.
+inspect_pid=${INSPECT_PID:-}
 exec {to_inspect}>&-
-wait "$INSPECT_PID" || true
+[ -z "$inspect_pid" ] || wait "$inspect_pid" 2>/dev/null || true
 
 # ---------------------------------------------------------------------------
 # 2. Agreement with the SQL decoders

@@ -113,18 +113,32 @@ std::string to_string(int64_t v) noexcept {
 
 }  // namespace
 
+namespace {
+// ASCII case-insensitive equality (the preset names).
+bool iequal(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+}  // namespace
+
 bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept {
-    if (text == "default") {
+    if (iequal(text, "default")) {
         const core::EpochParse p = core::parse_epoch(core::kDefaultEpoch, unix_us);
         if (p == core::EpochParse::Ok) return true;
         *why = core::epoch_parse_text(p);  // cannot happen: a unit test parses it
         return false;
     }
-    if (text == "twitter") {
+    if (iequal(text, "twitter")) {
         *unix_us = kTwitterEpochMs * 1000;
         return true;
     }
-    if (text == "discord") {
+    if (iequal(text, "discord")) {
         *unix_us = kDiscordEpochMs * 1000;
         return true;
     }
@@ -192,6 +206,34 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else if (a.substr(0, 8) == "--epoch=") {
             std::string message;
             if (!set_epoch(a.substr(8), &message)) return usage(message);
+        } else if (a[1] != '-') {
+            // Short options combined, as getopt takes them: "-jV", "-je
+            // discord", "-jediscord" (the value of -e is the rest of the
+            // token, or the next argument).
+            for (size_t k = 1; k < a.size(); k++) {
+                const char o = a[k];
+                if (o == 'h') {
+                    help = true;
+                } else if (o == 'V') {
+                    version = true;
+                } else if (o == 'j') {
+                    r.format = Format::Json;
+                } else if (o == 'e') {
+                    std::string_view value;
+                    if (k + 1 < a.size()) {
+                        value = a.substr(k + 1);
+                    } else if (i + 1 < argc && argv[i + 1] != nullptr) {
+                        value = argv[++i];
+                    } else {
+                        return usage("option -e needs a value");
+                    }
+                    std::string message;
+                    if (!set_epoch(value, &message)) return usage(message);
+                    break;
+                } else {
+                    return usage("unknown option \"-" + std::string(1, o) + "\" in \"" + std::string(a) + "\"");
+                }
+            }
         } else {
             return usage("unknown option \"" + std::string(a) + "\"");
         }
@@ -212,7 +254,8 @@ std::string usage_text() noexcept {
            "UUIDs separated by spaces, tabs, commas or line ends.\n"
            "\n"
            "Options:\n"
-           "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with:\n"
+           "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with (a name in\n"
+           "                     any case):\n"
            "                       default  2025-01-01T00:00:00Z, the extension's default\n"
            "                       twitter  2010-11-04T01:42:54.657Z\n"
            "                       discord  2015-01-01T00:00:00Z\n"
@@ -222,6 +265,7 @@ std::string usage_text() noexcept {
            "                     with ids as strings\n"
            "  -h, --help         show this help\n"
            "  -V, --version      show the version\n"
+           "Short options combine: -je discord is -j -e discord.\n"
            "\n"
            "Output: one line per input, in input order, times in UTC (RFC 3339):\n"
            "  252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0\n"

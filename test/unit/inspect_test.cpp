@@ -91,7 +91,7 @@ TEST(InspectArgs, UsageErrors) {
                       {"--epoch=2025-01-01 00:00:00"},  // no UTC offset
                       {"--epoch", "2025-02-30T00:00:00Z"}, {"--epoch="}, {"--epoch", "99999999999999999999"},
                       {"--epoch", "253402300800000"},  // 10000-01-01 in Unix ms
-                      {"--jsn"}, {"-x", "1"}, {"--epoch", "Twitter"}}) {
+                      {"--jsn"}, {"-x", "1"}, {"-jx"}, {"-je"}, {"--epoch", "Twit ter"}}) {
         std::vector<const char*> argv = {"snowflake-inspect"};
         argv.insert(argv.end(), args.begin(), args.end());
         const Request r = parse_args(static_cast<int>(argv.size()), argv.data());
@@ -101,6 +101,32 @@ TEST(InspectArgs, UsageErrors) {
     EXPECT_NE(parse({"--epoch", "yesterday"}).error.find("\"yesterday\""), std::string::npos);
     EXPECT_NE(parse({"--epoch=2025-01-01 00:00:00"}).error.find("no UTC offset"), std::string::npos);
     EXPECT_NE(parse({"--frobnicate"}).error.find("--frobnicate"), std::string::npos);
+}
+
+TEST(InspectArgs, ShortOptionsCombineAndPresetsIgnoreCase) {
+    Request r = parse({"-je", "discord", "175928847299117063"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_EQ(r.epoch_unix_us, kDiscordEpochMs * 1000);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"175928847299117063"}));
+    r = parse({"-jeTWITTER", "1"});
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_EQ(r.epoch_unix_us, kTwitterEpochMs * 1000);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"1"}));
+    r = parse({"-ej", "1"});  // the rest of the token is -e's value: "j" is no epoch
+    EXPECT_EQ(r.action, Action::Usage);
+    EXPECT_EQ(parse({"-jV"}).action, Action::Version);
+    EXPECT_EQ(parse({"-Vh"}).action, Action::Help);
+    r = parse({"--epoch", "Discord"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.epoch_unix_us, kDiscordEpochMs * 1000);
+    int64_t us = 0;
+    std::string why;
+    EXPECT_TRUE(parse_epoch_option("DEFAULT", &us, &why));
+    int64_t want = 0;
+    ASSERT_EQ(core::parse_epoch(core::kDefaultEpoch, &want), core::EpochParse::Ok);
+    EXPECT_EQ(us, want);
+    EXPECT_NE(parse({"-jx"}).error.find("\"-x\""), std::string::npos);
 }
 
 TEST(InspectArgs, NegativeNumbersAreInputsNotOptions) {
