@@ -123,6 +123,13 @@ expect "-je discord: short options combined" 0 \
     '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z"}' ""
 run -jx 1 </dev/null
 expect "-jx: the unknown one named" 2 "" '"-x"'
+run --from-timestamp 2024-12-31T23:59:59.999Z </dev/null
+expect "--from-timestamp before the epoch: exit 1, saying so" 1 "" 'before the epoch'
+run --from-timestamp=1420070400000 -je discord </dev/null
+expect "--from-timestamp=UNIX_MS --json under Discord's epoch: id 0" 0 \
+    '{"from_timestamp":"2015-01-01T00:00:00.000Z","id":"0"}' ""
+run --from-timestamp 1 2 </dev/null
+expect "--from-timestamp with an id beside it: usage error" 2 "" 'takes no ids'
 
 run 7 abc 8 </dev/null
 expect "invalid input: reported by name, the rest decoded, exit 1" 1 \
@@ -292,6 +299,16 @@ for name in "${epoch_names[@]}"; do
     report "$([ $rc = 0 ] && [ ! -s "$WORK/err" ] && echo 1)" "ids under epoch $name: decoded as arguments, exit 0" "exit $rc"
     load text_out "$name" <"$WORK/text"
 done
+
+# --from-timestamp against snowflake_from_timestamp() (the default epoch).
+bad=""
+for t in '2025-01-01 00:00:00+00' '2025-01-01 00:00:00.001+00' '2025-01-01 00:00:00.999999+00' \
+         '2026-12-01 12:34:56.789+02:00' '2094-09-07 15:47:35.551+00'; do
+    got=$("$BIN" --from-timestamp "$t" </dev/null 2>&1)
+    want=$(pg_val "$DIR" "SELECT snowflake_from_timestamp('$t')")
+    [ "$got" = "$want" ] || bad="$bad [$t: $got, SQL $want]"
+done
+report "$([ -z "$bad" ] && echo 1)" "--from-timestamp gives what snowflake_from_timestamp() gives" "$bad"
 
 pg_val "$DIR" "SELECT input FROM uuids ORDER BY n" >"$WORK/uuids"
 rc=0

@@ -182,7 +182,31 @@ Request parse_args(int argc, const char* const* argv) noexcept {
     };
 
     bool options_done = false;
-    bool help = false, version = false;
+    bool help = false, version = false, compose = false;
+    auto set_compose = [&r, &compose](std::string_view value, std::string* message) {
+        std::string reason;
+        int64_t us = 0;
+        bool ok = false;
+        if (all_digits(value)) {
+            int64_t ms = 0;
+            ok = parse_decimal(value, &ms) && ms <= kMaxEpochUnixUs / 1000;
+            us = ms * 1000;
+            if (!ok) reason = "Unix milliseconds past the year 9999";
+        } else {
+            const std::string copy(value);
+            const core::EpochParse p = core::parse_epoch(copy.c_str(), &us);
+            ok = p == core::EpochParse::Ok;
+            if (!ok) reason = core::epoch_parse_text(p);
+        }
+        if (!ok) {
+            *message = "invalid time \"" + std::string(value) + "\": " + reason +
+                       " Use Unix milliseconds or a timestamp such as 2026-01-01T00:00:00Z.";
+            return false;
+        }
+        r.compose_unix_us = us;
+        compose = true;
+        return true;
+    };
     for (int i = 1; i < argc; i++) {
         const std::string_view a = argv[i] != nullptr ? argv[i] : "";
         const bool option = !options_done && a.size() > 1 && a[0] == '-' && !is_digit(a[1]);
@@ -206,6 +230,14 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else if (a.substr(0, 8) == "--epoch=") {
             std::string message;
             if (!set_epoch(a.substr(8), &message)) return usage(message);
+        } else if (a == "--from-timestamp") {
+            if (i + 1 >= argc || argv[i + 1] == nullptr)
+                return usage("option --from-timestamp needs a value");
+            std::string message;
+            if (!set_compose(argv[++i], &message)) return usage(message);
+        } else if (a.substr(0, 17) == "--from-timestamp=") {
+            std::string message;
+            if (!set_compose(a.substr(17), &message)) return usage(message);
         } else if (a[1] != '-') {
             // Short options combined, as getopt takes them: "-jV", "-je
             // discord", "-jediscord" (the value of -e is the rest of the
@@ -242,9 +274,33 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         r.action = Action::Help;
     } else if (version) {
         r.action = Action::Version;
+    } else if (compose) {
+        if (!r.inputs.empty()) return usage("--from-timestamp takes no ids to decode");
+        r.action = Action::Compose;
+        return r;
     }
     r.read_stdin = r.inputs.empty();
     return r;
+}
+
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept {
+    // Both lie within years 1 to 9999: the difference cannot overflow.
+    const int64_t ms = core::floor_div(unix_us - epoch_unix_us, 1000);
+    if (ms < 0) {
+        *why = "the time lies before the epoch";
+        return false;
+    }
+    if (ms > core::kMaxMs) {
+        *why = "the time lies past the end of the epoch's 41-bit millisecond range (about 69.7 years)";
+        return false;
+    }
+    *id = core::first_id_of_ms(ms);
+    return true;
+}
+
+std::string format_composed(Format f, int64_t unix_us, int64_t id) noexcept {
+    if (f == Format::Text) return to_string(id);
+    return "{\"from_timestamp\":\"" + format_time(unix_us) + "\",\"id\":\"" + to_string(id) + "\"}";
 }
 
 std::string usage_text() noexcept {
@@ -261,6 +317,10 @@ std::string usage_text() noexcept {
            "                       discord  2015-01-01T00:00:00Z\n"
            "                     or Unix milliseconds (1420070400000), or an ISO 8601\n"
            "                     timestamp with a UTC offset (\"2024-06-01 00:00:00+02\")\n"
+           "  --from-timestamp=TIME  instead of decoding: the smallest id of the\n"
+           "                     millisecond of TIME (a timestamp with a UTC offset, or\n"
+           "                     Unix milliseconds) under the epoch, as SQL's\n"
+           "                     snowflake_from_timestamp(): WHERE id >= that id\n"
            "  -j, --json         one JSON object per input, one per line (JSON Lines),\n"
            "                     with ids as strings\n"
            "  -h, --help         show this help\n"

@@ -23,7 +23,7 @@ constexpr int kExitInvalidInput = 1;  // at least one input was not an id
 constexpr int kExitUsage = 2;         // bad command line
 constexpr int kExitOutput = 3;        // the output could not be written
 
-enum class Action { Decode, Help, Version, Usage };
+enum class Action { Decode, Compose, Help, Version, Usage };
 enum class Format { Text, Json };
 
 struct Request {
@@ -34,7 +34,18 @@ struct Request {
     std::vector<std::string> inputs; // ids and UUIDs from the command line; "-" is stdin
     bool read_stdin = false;         // no inputs given: read stdin
     std::string error;               // Action::Usage: what is wrong with the command line
+    int64_t compose_unix_us = 0;     // Action::Compose: the time of --from-timestamp
 };
+
+// --from-timestamp TIME (Action::Compose): the smallest id any node can issue
+// in the millisecond of TIME under the epoch, as snowflake_from_timestamp()
+// in SQL. TIME is an ISO 8601 timestamp with a UTC offset or Unix
+// milliseconds. False, and *why, when TIME lies before the epoch or past the
+// end of its 41-bit millisecond range.
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept;
+// The answer: the id alone (text), or
+//   {"from_timestamp":"2026-01-01T00:00:00.000Z","id":"..."} (JSON).
+std::string format_composed(Format f, int64_t unix_us, int64_t id) noexcept;
 
 // Epoch presets, in Unix milliseconds.
 constexpr int64_t kTwitterEpochMs = 1288834974657;  // 2010-11-04T01:42:54.657Z

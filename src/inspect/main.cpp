@@ -68,6 +68,21 @@ int main(int argc, char** argv) {
         case si::Action::Usage:
             std::fprintf(stderr, "snowflake-inspect: %s\nTry \"snowflake-inspect --help\".\n", r.error.c_str());
             return si::kExitUsage;
+        case si::Action::Compose: {
+            int64_t id = 0;
+            std::string why;
+            if (!si::compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why)) {
+                std::fprintf(stderr, "snowflake-inspect: --from-timestamp %s: %s\n",
+                             si::format_time(r.compose_unix_us).c_str(), why.c_str());
+                return si::kExitInvalidInput;
+            }
+            std::printf("%s\n", si::format_composed(r.format, r.compose_unix_us, id).c_str());
+            if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+                std::perror("snowflake-inspect: writing the output");
+                return si::kExitOutput;
+            }
+            return si::kExitOk;
+        }
         case si::Action::Decode:
             break;
     }

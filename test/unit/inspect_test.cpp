@@ -365,3 +365,37 @@ TEST(InspectSplit, Separators) {
 }
 
 }  // namespace
+
+TEST(InspectCompose, FromTimestampAsSql) {
+    Request r = parse({"--from-timestamp", "2025-01-01T00:00:01.5Z"});
+    ASSERT_EQ(r.action, Action::Compose);
+    int64_t id = 0;
+    std::string why;
+    ASSERT_TRUE(compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why));
+    EXPECT_EQ(id, int64_t{1500} << 22);
+    EXPECT_EQ(format_composed(Format::Text, r.compose_unix_us, id), "6291456000");
+    EXPECT_EQ(format_composed(Format::Json, r.compose_unix_us, id),
+              "{\"from_timestamp\":\"2025-01-01T00:00:01.500Z\",\"id\":\"6291456000\"}");
+    // Within a millisecond: its first id (floor), also before 1970.
+    r = parse({"--epoch=1000", "--from-timestamp=1999"});
+    ASSERT_EQ(r.action, Action::Compose);
+    ASSERT_TRUE(compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why));
+    EXPECT_EQ(id, int64_t{999} << 22);
+    ASSERT_TRUE(compose_from_timestamp(1999999, 1000000, &id, &why));
+    EXPECT_EQ(id, int64_t{999} << 22);
+    // The epoch itself is id 0; a microsecond before it is refused; the
+    // last millisecond of the range is the last one.
+    ASSERT_TRUE(compose_from_timestamp(5000, 5000, &id, &why));
+    EXPECT_EQ(id, 0);
+    EXPECT_FALSE(compose_from_timestamp(4999, 5000, &id, &why));
+    EXPECT_NE(why.find("before the epoch"), std::string::npos);
+    ASSERT_TRUE(compose_from_timestamp(core::kMaxMs * 1000, 0, &id, &why));
+    EXPECT_EQ(id, core::kMaxMs << 22);
+    EXPECT_FALSE(compose_from_timestamp((core::kMaxMs + 1) * 1000, 0, &id, &why));
+    // The command line: a time is needed and must parse; no ids beside it.
+    EXPECT_EQ(parse({"--from-timestamp"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "yesterday"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "2025-01-01 00:00:00"}).action, Action::Usage);  // no offset
+    EXPECT_EQ(parse({"--from-timestamp=1", "123"}).action, Action::Usage);
+    EXPECT_EQ(parse({"-j", "--from-timestamp=1"}).format, Format::Json);
+}
