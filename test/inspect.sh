@@ -108,19 +108,21 @@ expect "--json: one object, the id as a string" 0 \
     '{"input":"252752938651381760","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}' ""
 
 run --epoch discord 175928847299117063 </dev/null
-expect "--epoch discord: Discord's documented example" 0 \
-    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+expect "--epoch discord: Discord's documented example (internal worker 1, process 0, increment 7)" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
 run --epoch=twitter 1212161520163201024 </dev/null
-expect "--epoch=twitter" 0 "1212161520163201024 time=2020-01-01T00:00:01.935Z worker=922 sequence=0" ""
+expect "--epoch=twitter: datacenter and worker (5 bits each)" 0 \
+    "1212161520163201024 time=2020-01-01T00:00:01.935Z worker=922 sequence=0 datacenter=28 datacenter_worker=26" ""
 run -e 1420070400000 175928847299117063 </dev/null
 expect "-e with Unix milliseconds" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
 run --epoch "2015-01-01 01:00:00+01:00" 175928847299117063 </dev/null
 expect "--epoch with an ISO 8601 offset" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
 run -e Discord 175928847299117063 </dev/null
-expect "-e Discord: preset names in any case" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+expect "-e Discord: preset names in any case" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
 run -je discord 175928847299117063 </dev/null
 expect "-je discord: short options combined" 0 \
-    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z"}' ""
+    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z","internal_worker":1,"internal_process":0}' ""
 run -jx 1 </dev/null
 expect "-jx: the unknown one named" 2 "" '"-x"'
 run --from-timestamp 2024-12-31T23:59:59.999Z </dev/null
@@ -375,9 +377,22 @@ check "JSON: id, time (instant and RFC 3339 text), worker and sequence equal sno
 check "JSON: the epoch of each object is the epoch asked for" "0" \
     "SELECT count(*) FROM id_pairs p JOIN epochs e ON e.name = p.epoch_name
      WHERE (j->>'epoch')::timestamptz IS DISTINCT FROM coalesce(e.epoch, '2025-01-01 00:00:00+00')"
-check "text: one line per id and epoch, equal to snowflake_decode()'s" "0" \
+# The presets twitter and discord split the worker id in two halves of 5 bits.
+check "text: one line per id and epoch, equal to snowflake_decode()'s (and the preset's halves of the worker id)" "0" \
     "SELECT count(*) FROM id_pairs
-     WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)"
+     WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)
+                              || CASE epoch_name
+                                 WHEN 'twitter' THEN format(' datacenter=%s datacenter_worker=%s', worker_id >> 5, worker_id & 31)
+                                 WHEN 'discord' THEN format(' internal_worker=%s internal_process=%s', worker_id >> 5, worker_id & 31)
+                                 ELSE '' END"
+check "JSON: the preset's halves of the worker id, only under twitter and discord" "0" \
+    "SELECT count(*) FROM id_pairs
+     WHERE CASE epoch_name
+           WHEN 'twitter' THEN (j->>'datacenter')::int IS DISTINCT FROM worker_id >> 5
+                               OR (j->>'datacenter_worker')::int IS DISTINCT FROM worker_id & 31
+           WHEN 'discord' THEN (j->>'internal_worker')::int IS DISTINCT FROM worker_id >> 5
+                               OR (j->>'internal_process')::int IS DISTINCT FROM worker_id & 31
+           ELSE j ?| array['datacenter', 'datacenter_worker', 'internal_worker', 'internal_process'] END"
 check "ids of this node carry worker $WORKER" "0" \
     "SELECT count(*) FROM id_pairs WHERE origin = 'nextval' AND (j->>'worker')::int <> $WORKER"
 check "JSON: one object per UUID ($n_uuids)" "$n_uuids" \

@@ -178,6 +178,9 @@ Request parse_args(int argc, const char* const* argv) noexcept {
             return false;
         }
         r.epoch_name = std::string(value);
+        r.preset = iequal(value, "twitter")   ? Preset::Twitter
+                   : iequal(value, "discord") ? Preset::Discord
+                                              : Preset::None;
         return true;
     };
 
@@ -313,8 +316,10 @@ std::string usage_text() noexcept {
            "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with (a name in\n"
            "                     any case):\n"
            "                       default  2025-01-01T00:00:00Z, the extension's default\n"
-           "                       twitter  2010-11-04T01:42:54.657Z\n"
-           "                       discord  2015-01-01T00:00:00Z\n"
+           "                       twitter  2010-11-04T01:42:54.657Z; shows the worker's\n"
+           "                                halves too: datacenter, datacenter_worker\n"
+           "                       discord  2015-01-01T00:00:00Z; shows the worker's\n"
+           "                                halves too: internal_worker, internal_process\n"
            "                     or Unix milliseconds (1420070400000), or an ISO 8601\n"
            "                     timestamp with a UTC offset (\"2024-06-01 00:00:00+02\")\n"
            "  --from-timestamp=TIME  instead of decoding: the smallest id of the\n"
@@ -428,11 +433,30 @@ std::string format_time(int64_t unix_us) noexcept {
     return buf;
 }
 
+void add_preset_fields(Decoded* d, Preset p) noexcept {
+    if (d->kind != Kind::Snowflake || p == Preset::None) return;
+    d->preset = p;
+    d->worker_high = d->worker >> 5;
+    d->worker_low = d->worker & 31;
+}
+
+namespace {
+
+// The names of the worker's halves under a preset.
+const char* high_name(Preset p) noexcept { return p == Preset::Twitter ? "datacenter" : "internal_worker"; }
+const char* low_name(Preset p) noexcept { return p == Preset::Twitter ? "datacenter_worker" : "internal_process"; }
+
+}  // namespace
+
 std::string format_text(const Decoded& d) noexcept {
     switch (d.kind) {
         case Kind::Snowflake:
             return d.canonical + " time=" + format_time(d.unix_us) + " worker=" + std::to_string(d.worker) +
-                   " sequence=" + std::to_string(d.sequence);
+                   " sequence=" + std::to_string(d.sequence) +
+                   (d.preset == Preset::None
+                        ? std::string()
+                        : std::string(" ") + high_name(d.preset) + "=" + std::to_string(d.worker_high) + " " +
+                              low_name(d.preset) + "=" + std::to_string(d.worker_low));
         case Kind::Uuid:
             return d.canonical + " time=" + format_time(d.unix_us);
         case Kind::Invalid:
@@ -448,7 +472,11 @@ std::string format_json(const Decoded& d) noexcept {
             s += ",\"type\":\"snowflake\",\"id\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
                  "\",\"ms_since_epoch\":" + to_string(d.ms) + ",\"worker\":" + std::to_string(d.worker) +
                  ",\"sequence\":" + std::to_string(d.sequence) + ",\"epoch\":\"" +
-                 format_time(d.epoch_unix_us) + "\"}";
+                 format_time(d.epoch_unix_us) + "\"";
+            if (d.preset != Preset::None)
+                s += std::string(",\"") + high_name(d.preset) + "\":" + std::to_string(d.worker_high) + ",\"" +
+                     low_name(d.preset) + "\":" + std::to_string(d.worker_low);
+            s += "}";
             break;
         case Kind::Uuid:
             s += ",\"type\":\"uuidv7\",\"uuid\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +

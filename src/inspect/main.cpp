@@ -17,6 +17,7 @@ namespace {
 struct Run {
     si::Format format;
     int64_t epoch_unix_us;
+    si::Preset preset;
     bool any_invalid = false;
 };
 
@@ -27,7 +28,8 @@ void put(const std::string& s, FILE* f) {
 
 void decode_line(Run& run, std::string_view text, long line) {
     for (std::string_view token : si::split_tokens(text)) {
-        const si::Decoded d = si::decode_token(token, run.epoch_unix_us);
+        si::Decoded d = si::decode_token(token, run.epoch_unix_us);
+        si::add_preset_fields(&d, run.preset);
         if (d.kind == si::Kind::Invalid) {
             run.any_invalid = true;
             std::fflush(stdout);  // keep stdout and stderr in input order on a terminal
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
         return si::kExitUsage;
     }
 
-    Run run{r.format, r.epoch_unix_us};
+    Run run{r.format, r.epoch_unix_us, r.preset};
     if (r.read_stdin) {
         decode_stdin(run);
     } else {

@@ -399,3 +399,32 @@ TEST(InspectCompose, FromTimestampAsSql) {
     EXPECT_EQ(parse({"--from-timestamp=1", "123"}).action, Action::Usage);
     EXPECT_EQ(parse({"-j", "--from-timestamp=1"}).format, Format::Json);
 }
+
+TEST(InspectPresets, WorkerHalvesOfTwitterAndDiscordIds) {
+    EXPECT_EQ(parse({"--epoch", "Twitter"}).preset, Preset::Twitter);
+    EXPECT_EQ(parse({"-ediscord"}).preset, Preset::Discord);
+    EXPECT_EQ(parse({"--epoch=1420070400000"}).preset, Preset::None) << "Discord's epoch, not its name";
+    EXPECT_EQ(parse({}).preset, Preset::None);
+    // Discord's documented example: internal worker 1, internal process 0.
+    Decoded d = decode_token("175928847299117063", kDiscordEpochMs * 1000);
+    add_preset_fields(&d, Preset::Discord);
+    EXPECT_EQ(d.worker_high, 1);
+    EXPECT_EQ(d.worker_low, 0);
+    EXPECT_EQ(format_text(d),
+              "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 "
+              "internal_process=0");
+    EXPECT_NE(format_json(d).find(",\"internal_worker\":1,\"internal_process\":0}"), std::string::npos);
+    d = decode_token("1212161520163201024", kTwitterEpochMs * 1000);
+    add_preset_fields(&d, Preset::Twitter);
+    EXPECT_EQ(d.worker, 922);
+    EXPECT_EQ(d.worker_high, 28);
+    EXPECT_EQ(d.worker_low, 26);
+    EXPECT_NE(format_text(d).find(" datacenter=28 datacenter_worker=26"), std::string::npos);
+    // Nothing added without a preset, nor to UUIDs and invalid input.
+    d = decode_token("175928847299117063", 0);
+    add_preset_fields(&d, Preset::None);
+    EXPECT_EQ(format_text(d).find("internal"), std::string::npos);
+    d = decode_token("abc", 0);
+    add_preset_fields(&d, Preset::Twitter);
+    EXPECT_EQ(d.preset, Preset::None);
+}
