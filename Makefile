@@ -24,7 +24,9 @@
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
 # and `make install` installs it into $(pg_config --bindir) beside the server
-# programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean).
+# programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean),
+# its man page into $(pg_config --mandir)/man1 and its bash completion into
+# $(pg_config --sharedir)/bash-completion.
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
@@ -78,6 +80,20 @@ endif
 check-build-deps:
 	@CXX='$(CXX)' $(srcdir)/scripts/check-build-deps.sh
 $(OBJS): | check-build-deps
+
+# snowflake-inspect's man page and bash completion, installed beside the
+# server's (pg_config --mandir; the completion in pg_config --sharedir, to be
+# sourced or copied: nothing is installed outside PostgreSQL's directories).
+.PHONY: install-inspect-extras uninstall-inspect-extras
+install: install-inspect-extras
+install-inspect-extras:
+	$(MKDIR_P) '$(DESTDIR)$(mandir)/man1' '$(DESTDIR)$(datadir)/bash-completion'
+	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.1 '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1'
+	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.bash-completion \
+	    '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
+uninstall: uninstall-inspect-extras
+uninstall-inspect-extras:
+	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)

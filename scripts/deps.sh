@@ -32,6 +32,7 @@ PACKAGES=(
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
     gdb                                             # lease tests: a backend stopped at a chosen function
+    groff-base                                      # inspect tests: the man page renders without warnings
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix

@@ -200,6 +200,27 @@ inspect_pid=${INSPECT_PID:-}
 exec {to_inspect}>&-
 [ -z "$inspect_pid" ] || wait "$inspect_pid" 2>/dev/null || true
 
+# The man page: groff reads it without a warning, and it documents every
+# long option the help lists.
+MAN=src/inspect/snowflake-inspect.1
+warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+report "$([ -z "$warn" ] && echo 1)" "the man page renders without warnings" "$warn"
+missing=""
+for opt in $("$BIN" --help | grep -oE -- '--[a-z-]+' | sort -u); do
+    grep -q -- "$(sed 's/-/\\\\-/g' <<<"$opt")" "$MAN" || missing="$missing $opt"
+done
+report "$([ -z "$missing" ] && echo 1)" "the man page documents every option of --help" "missing:$missing"
+
+# Bash completion: options, and the epoch presets after -e and --epoch=.
+complete_words() {
+    bash -c '. src/inspect/snowflake-inspect.bash-completion
+        COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+        _snowflake_inspect; echo "${COMPREPLY[*]}"' _ "$@"
+}
+got="$(complete_words snowflake-inspect --ep)|$(complete_words snowflake-inspect -e tw)|$(complete_words snowflake-inspect --epoch = d)|$(complete_words snowflake-inspect --fr)"
+report "$([ "$got" = "--epoch=|twitter|default discord|--from-timestamp=" ] && echo 1)" \
+    "bash completion: options and epoch presets" "got $got"
+
 # ---------------------------------------------------------------------------
 # 2. Agreement with the SQL decoders
 
