@@ -1,7 +1,9 @@
 # snowflake: PGXS build of a C++17 PostgreSQL extension.
 #
 # Targets for people and CI:
-#   make            build the extension (installs missing Debian packages first: make deps)
+#   make            build the extension; first checks that the headers it needs are there
+#                   and names the packages to install if not (scripts/check-build-deps.sh;
+#                   it installs nothing: `make deps` installs every package on Debian)
 #   make install    install it into the PostgreSQL found by pg_config
 #   make test       build, install, run every test suite; ends with "N passed, N failed"
 #   make demo       build, install, run a throwaway instance and show ids being made
@@ -22,7 +24,9 @@
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
 # and `make install` installs it into $(pg_config --bindir) beside the server
-# programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean).
+# programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean),
+# its man page into $(pg_config --mandir)/man1 and its bash completion into
+# $(pg_config --sharedir)/bash-completion.
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
@@ -70,6 +74,27 @@ include $(PGXS)
 ifdef VPATH
 $(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
+
+# Before any object is compiled: the headers of libcurl, nlohmann-json,
+# libmicrohttpd and the server, or a message naming the packages to install.
+.PHONY: check-build-deps
+check-build-deps:
+	@CXX='$(CXX)' $(srcdir)/scripts/check-build-deps.sh
+$(OBJS): | check-build-deps
+
+# snowflake-inspect's man page and bash completion, installed beside the
+# server's (pg_config --mandir; the completion in pg_config --sharedir, to be
+# sourced or copied: nothing is installed outside PostgreSQL's directories).
+.PHONY: install-inspect-extras uninstall-inspect-extras
+install: install-inspect-extras
+install-inspect-extras:
+	$(MKDIR_P) '$(DESTDIR)$(mandir)/man1' '$(DESTDIR)$(datadir)/bash-completion'
+	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.1 '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1'
+	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.bash-completion \
+	    '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
+uninstall: uninstall-inspect-extras
+uninstall-inspect-extras:
+	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)

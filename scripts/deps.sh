@@ -34,6 +34,7 @@ PACKAGES=(
     procps util-linux                               # pgrep, runuser
     gdb                                             # lease tests: a backend stopped at a chosen function
     prometheus python3-yaml                         # monitoring suite: promtool (Debian ships it only with the server)
+    groff-base                                      # inspect tests: the man page renders without warnings
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix

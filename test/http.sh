@@ -34,6 +34,19 @@
 #  12  a batch that would wait on a floor 3 s ahead: 503 with 57014 and
 #      Retry-After after at most 1 s of waiting (not 200 seconds later);
 #      ids again once the clock passes the floor
+#  13  /livez 200 while ids cannot be issued, /readyz (= /healthz) 503; its
+#      reason without the token is short (no etcd URL), full with it
+#  14  64 connections held: the next one gets 503 with Retry-After at once;
+#      keep-alive answers say Keep-Alive: timeout=10
+#  15  a GET with a body: 400; /v1/ids/batch/: 404; unknown or repeated
+#      query parameters: 400 naming them
+#  16  '*:port' without a token: FATAL unless
+#      snowflake.http_allow_unauthenticated; without a token, a Host that is
+#      not the listen address or localhost: 403 (DNS rebinding)
+#  17  two tokens (rotation), snowflake.http_token_file (0600, read at
+#      reload; readable by others: refused); a pg_monitor member cannot read
+#      the token
+#  18  snowflake.http_max_ids_per_second: 429 with Retry-After beyond it
 #
 # Usage: test/http.sh [case number ...]   (default: every case_N below)
 # Needs root or the postgres user, curl, wrk, jq, pgbench, pg_basebackup,
@@ -119,6 +132,11 @@ req() {
     CODE=${out##*$'\n'}
     BODY=${out%$'\n'*}
     HDRS=$(tr -d '\r' <"$SHIM_DIR/hdrs" 2>/dev/null)
+}
+
+# unlike DESC TEXT REGEX: TEXT does not match REGEX (extended).
+unlike() {
+    if [[ $2 =~ $3 ]]; then not_ok "$1" "got:  '$2'" "want: not /$3/"; else ok "$1"; fi
 }
 
 # json_is DESC FILTER WANT: jq FILTER of BODY.
@@ -244,10 +262,10 @@ case_2() {
     error_shape "2: ... a JSON error with a code and a message" 400 22023
     like "2: ... and a hint" "$(jq -r .hint <<<"$BODY")" '.'
     req "$A" '/v1/ids/batch?count=5&other=x'
-    json_is "2: other query parameters are ignored" '.ids | length' 5
+    error_shape "2: other query parameters are refused" 400 22023
 
     bad=""
-    for c in abc -1 9223372036854775808 18446744073709551616 1a '%FF' 1.0 '%201' '1%2F2'; do
+    for c in abc -1 9223372036854775808 18446744073709551616 1a '%FF' 1.0 '%201'; do
         req "$A" "/v1/ids/$c"
         [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22P02 ] || bad="$bad [$c: $CODE]"
     done
@@ -256,7 +274,8 @@ case_2() {
     is "2: bad ids: 400, code 22P02" "$bad" ""
 
     bad=""
-    for c in / /v1 /v1/ids /v2/ids/batch /healthz/ /metrics/x /V1/ids/batch /v1/uuids/1 '/%FF%FE'; do
+    for c in / /v1 /v1/ids /v2/ids/batch /healthz/ /metrics/x /V1/ids/batch /v1/uuids/1 '/%FF%FE' \
+        /v1/ids/batch/ '/v1/ids/1%2F2'; do
         req "$A" "$c"
         [ "$CODE" = 404 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 42704 ] || bad="$bad [$c: $CODE]"
     done
@@ -380,7 +399,7 @@ case_5() {
         (
             trap '' PIPE
             exec 3<>"/dev/tcp/127.0.0.1/$(cat "$A/http_port")" || exit 0
-            printf 'GET /v1/ids/batch HTTP/1.1\r\nHost: x\r\n' >&3
+            printf 'GET /v1/ids/batch HTTP/1.1\r\nHost: 127.0.0.1\r\n' >&3
             for _ in $(seq 1 13); do sleep 0.3; printf 'X-Slow: 1\r\n' >&3 2>/dev/null || exit 0; done
         ) &
         BG_PIDS+=($!)
@@ -392,18 +411,18 @@ case_5() {
         'GARBAGE\r\n\r\n'
         'GET\r\n\r\n'
         'GET /healthz\r\n\r\n'
-        'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /\xc0\xaf HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/batch?count=\xff HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/batch?count=%%00 HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/%%00 HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n'
-        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'
-        'POST /v1/ids/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\nabc'
-        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'
-        'GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n'
-        'GET /v1/ids/batch?count=10000&count=10000 HTTP/1.1\r\nHost: x\r\n\r\n'
+        'GET /healthz HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/\xff\xfe HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /\xc0\xaf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/batch?count=\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/batch?count=%%00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/%%00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'
+        'POST /v1/ids/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000000\r\n\r\nabc'
+        'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Line\r\n\r\n'
+        'GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        'GET /v1/ids/batch?count=10000&count=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
     )
     local r
     for i in $(seq 1 4); do
@@ -426,11 +445,11 @@ case_5() {
     # Huge headers: one 64 KiB header, and 2,000 small ones.
     local big
     big=$(head -c 65536 /dev/zero | tr '\0' 'a')
-    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: $big\r\n\r\n")
+    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: $big\r\n\r\n")
     like "5: a 64 KiB header: refused (431/413/400) or closed" "$status" '^(HTTP/1.1 4[0-9][0-9]|)'
     local many=""
     for i in $(seq 1 2000); do many="${many}X-H$i: v\r\n"; done
-    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: x\r\n${many}\r\n")
+    status=$(raw_send "$A" "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n${many}\r\n")
     like "5: 2,000 headers: refused or closed" "$status" '^(HTTP/1.1 4[0-9][0-9]|)'
     local longpath
     longpath=$(head -c 40000 /dev/zero | tr '\0' 'x')
@@ -552,7 +571,7 @@ case_8() {
     for i in $(seq 1 10); do
         (
             exec 3<>"/dev/tcp/127.0.0.1/$(cat "$B/http_port")" || exit 0
-            printf 'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: x\r\n\r\n' >&3
+            printf 'GET /v1/ids/batch?count=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&3
             sleep 30
         ) &
         BG_PIDS+=($!)
@@ -619,7 +638,7 @@ case_10() {
         (
             trap '' PIPE
             exec 3<>"/dev/tcp/127.0.0.1/$port" || { echo refused >"$SHIM_DIR/slow.$i"; exit 0; }
-            printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n' >&3
+            printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n' >&3
             for _ in $(seq 1 25); do
                 printf 'X-Slow: 1\r\n' >&3 2>/dev/null || { elapsed_since "$t0" >"$SHIM_DIR/slow.$i"; exit 0; }
                 IFS= read -r -t 1 _ <&3
@@ -633,8 +652,8 @@ case_10() {
     wait_for "64 connections" 10 sh -c \
         "[ \$(ss -Htn state established '( sport = :$port )' | wc -l) -ge 64 ]" \
         || echo "# only $(ss -Htn state established "( sport = :$port )" | wc -l) trickling clients connected"
-    is "10: with every slot held, a new client gets no answer" \
-        "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$(url "$A" /healthz)")" 000
+    is "10: with every slot held, a new client gets 503 at once (case 14)" \
+        "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$(url "$A" /healthz)")" 503
     if wait_for "answered" 20 sh -c "curl -s -m 1 -o /dev/null -w '%{http_code}' '$(url "$A" /healthz)' | grep -q 200"; then
         ok "10: /healthz is answered again once the trickling clients' 10 s are up"
     else
@@ -715,6 +734,289 @@ case_12() {
     cmp_num "12: ... ids above the floor" "$(jq -r '.ids[0]' <<<"$BODY")" -gt "$floor"
     pg_val "$A" "ALTER SYSTEM RESET snowflake.clock_tolerance_ms" >/dev/null
     pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+}
+
+# hold_connections DIR N: N connections that each send one complete request
+# and then stay open (kept alive) for 20 s; waits until N are established.
+hold_connections() {
+    local dir=$1 n=$2 port i
+    port=$(cat "$dir/http_port")
+    for i in $(seq 1 "$n"); do
+        (
+            trap '' PIPE
+            exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 0
+            printf 'GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&3
+            sleep 20
+        ) &
+        BG_PIDS+=($!)
+    done
+    wait_for "$n connections" 15 sh -c \
+        "[ \$(ss -Htn state established '( sport = :$port )' | wc -l) -ge $n ]"
+}
+
+release_connections() {
+    local p
+    for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    wait "${BG_PIDS[@]}" 2>/dev/null
+    BG_PIDS=()
+}
+
+case_13() {
+    echo "# case 13: /livez, /readyz (= /healthz); unauthenticated health reveals no etcd URL or holder"
+    local C dead
+    C=$(pg_tmpdir)
+    dead=$(free_tcp_port)   # nothing listens there: the lease worker fails
+    http_init "$C" "snowflake.etcd_endpoints = 'http://127.0.0.1:$dead'" "snowflake.worker_id = -1" \
+        || { bail "13: initialised"; return; }
+    http_start "$C" || { bail "13: started" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /livez
+    is "13: /livez while ids cannot be issued: 200" "$CODE" 200
+    json_is "13: ... says ok" .status ok
+    req "$C" /readyz
+    is "13: /readyz: 503 SF003" "$CODE $(jq -r .code <<<"$BODY")" "503 SF003"
+    local short=$BODY
+    req "$C" /healthz
+    is "13: /healthz is /readyz" "$CODE $BODY" "503 $short"
+    is "13: ... a short reason without a token" "$(jq -r .reason <<<"$short")" "no worker id lease is held"
+    unlike "13: ... no etcd URL in it" "$short" "http://|127\.0\.0\.1|$dead"
+    pg_val "$C" "ALTER SYSTEM SET snowflake.http_token = 'tok-13'" >/dev/null
+    pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$C" /readyz
+    is "13: token set, not sent: still the short reason" "$(jq -r .reason <<<"$BODY")" "no worker id lease is held"
+    req "$C" /readyz -H 'Authorization: Bearer wrong'
+    is "13: a wrong token: the short reason (not 401)" "$CODE $(jq -r .reason <<<"$BODY")" "503 no worker id lease is held"
+    req "$C" /readyz -H 'Authorization: Bearer tok-13'
+    like "13: the token: the full reason, with the etcd error" "$(jq -r .reason <<<"$BODY")" \
+        "^no worker id lease is held: the lease worker .*connection refused"
+    req "$C" /livez
+    is "13: /livez needs no token" "$CODE" 200
+    req "$C" /livez -I
+    is "13: HEAD /livez: 200" "$CODE" 200
+    req "$C" /readyz -X POST
+    is "13: POST /readyz: 405" "$CODE" 405
+    pg_stop "$C"
+}
+
+case_14() {
+    echo "# case 14: the 65th connection gets 503 with Retry-After at once; keep-alive answers say their timeout"
+    start_a || return
+    req "$A" /livez
+    like "14: a kept-alive answer says Keep-Alive: timeout=10" "$HDRS" $'(^|\n)Keep-Alive: timeout=10(\n|$)'
+    req "$A" '/v1/ids/batch?count=1' -H 'Connection: close'
+    unlike "14: ... an answer that closes does not" "$HDRS" 'Keep-Alive:'
+    hold_connections "$A" 64 || echo "# fewer than 64 connections held"
+    local t0 took
+    t0=$(real_now)
+    req "$A" '/v1/ids/batch?count=1' -m 5
+    took=$(elapsed_since "$t0")
+    is "14: 64 connections open: the next one gets 503" "$CODE" 503
+    like "14: ... with Retry-After" "$HDRS" $'(^|\n)Retry-After: [0-9]+(\n|$)'
+    like "14: ... and Connection: close" "$HDRS" $'(^|\n)Connection: close(\n|$)'
+    error_shape "14: ... a JSON error" 503 53300
+    check "14: ... at once, not after the held ones go (${took} s)" fcmp "$took" '<' 3
+    release_connections
+    wait_for "answered" 15 sh -c "curl -s -m 1 -o /dev/null -w '%{http_code}' '$(url "$A" /livez)' | grep -q 200"
+    req "$A" '/v1/ids/batch?count=1'
+    is "14: once they are gone: 200" "$CODE" 200
+}
+
+case_15() {
+    echo "# case 15: requests the endpoint does not take: a GET with a body, a trailing slash, unknown or repeated parameters"
+    start_a || return
+    req "$A" '/v1/ids/batch?count=2' -X GET --data-binary 'abc'
+    error_shape "15: a GET with a body: 400" 400 08P01
+    req "$A" '/v1/ids/batch?count=2' -X GET -H 'Transfer-Encoding: chunked' --data-binary 'abc'
+    is "15: ... a chunked one too" "$CODE" 400
+    req "$A" '/v1/ids/batch?count=2' -H 'Content-Length: 0'
+    is "15: a GET with Content-Length: 0: 200" "$CODE" 200
+    req "$A" '/v1/ids/batch/'
+    error_shape "15: /v1/ids/batch/: 404, not an invalid id" 404 42704
+    req "$A" '/v1/ids/batch/?count=2'
+    is "15: ... with a count too" "$CODE" 404
+    req "$A" '/v1/ids/123/'
+    is "15: /v1/ids/123/: 404" "$CODE" 404
+    req "$A" '/v1/ids/batch?count=5&other=x'
+    error_shape "15: an unknown parameter: 400" 400 22023
+    like "15: ... naming it" "$(jq -r .message <<<"$BODY")" '"other"'
+    req "$A" '/v1/ids/batch?count=1&count=2'
+    error_shape "15: count given twice: 400" 400 22023
+    like "15: ... naming it" "$(jq -r .message <<<"$BODY")" '"count".*more than once'
+    req "$A" '/v1/ids/batch?cnt=2'
+    like "15: a misspelt count: 400 naming it" "$CODE $(jq -r .message <<<"$BODY")" '^400 .*"cnt"'
+    req "$A" '/healthz?verbose=1'
+    like "15: /healthz?verbose=1: 400 naming it" "$CODE $(jq -r .message <<<"$BODY")" '^400 .*"verbose"'
+    req "$A" '/v1/ids/123?x'
+    is "15: /v1/ids/123?x: 400" "$CODE" 400
+    req "$A" '/v1/uuids/batch?count=2'
+    is "15: the batches still take count" "$CODE" 200
+    # libmicrohttpd's own answers: the status is right (their bodies are
+    # libmicrohttpd's, fixed when it was built; docs/reference.md).
+    local longpath
+    longpath=$(head -c 40000 /dev/zero | tr '\0' 'x')
+    req "$A" "/v1/ids/$longpath"
+    like "15: a 40 KB path: 414 or 431" "$CODE" '^(414|431)$'
+}
+
+# http_start_at DIR LISTEN: starts DIR with snowflake.http_listen = LISTEN
+# (the port from DIR/http_port); returns when it listens, 1 if it fails.
+http_start_at() {
+    local from
+    from=$(log_size "$1")
+    printf "snowflake.http_listen = '%s'\n" "$2" | as_pg tee "$1/data/http.conf" >/dev/null
+    pg_start "$1" || return 1
+    wait_for "listening" 10 sh -c "tail -c +$((from + 1)) '$1/server.log' | grep -q 'snowflake HTTP endpoint listening on'"
+}
+
+case_16() {
+    echo "# case 16: safe defaults: no token beyond loopback is a FATAL; Host checked without a token"
+    local C port
+    C=$(pg_tmpdir)
+    http_init "$C" || { bail "16: initialised"; return; }
+    port=$(free_tcp_port); echo "$port" >"$C/http_port"
+    if http_start_at "$C" "*:$port"; then
+        not_ok "16: '*:$port' without a token: the server refuses to start"
+        pg_stop "$C"
+    else
+        like "16: '*:$port' without a token: a FATAL naming the way out" \
+            "$(grep FATAL "$C/server.log" | tail -1)" 'snowflake.http_token.*|http_allow_unauthenticated'
+        like "16: ... its hint names snowflake.http_allow_unauthenticated" \
+            "$(grep -A3 FATAL "$C/server.log" | grep HINT | tail -1)" 'snowflake.http_allow_unauthenticated'
+    fi
+    pg_conf "$C" "snowflake.http_allow_unauthenticated = on"
+    if http_start_at "$C" "*:$port"; then
+        ok "16: ... with snowflake.http_allow_unauthenticated = on it starts"
+        req "$C" /livez
+        is "16: ... and answers on loopback" "$CODE" 200
+        req "$C" /v1/ids/batch -H "Host: 10.1.2.3:$port"
+        is "16: ... a numeric Host on a wildcard address: 200" "$CODE" 200
+        req "$C" /v1/ids/batch -H "Host: evil.example:$port"
+        is "16: ... a name that is not localhost: 403" "$CODE" 403
+        pg_stop "$C"
+    else
+        not_ok "16: ... with snowflake.http_allow_unauthenticated = on it starts" "$(tail -5 "$C/server.log")"
+    fi
+    # With a token it starts; the token removed at a reload: ids refused
+    # (403), /livez still 200.
+    pg_conf "$C" "snowflake.http_allow_unauthenticated = off" "snowflake.http_token = 'tok-16a'"
+    if http_start_at "$C" "*:$port"; then
+        req "$C" /v1/ids/batch -H 'Authorization: Bearer tok-16a'
+        is "16: '*:PORT' with a token: starts and serves" "$CODE" 200
+        pg_val "$C" "ALTER SYSTEM SET snowflake.http_token = ''" >/dev/null
+        pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+        sleep 0.5
+        req "$C" /v1/ids/batch
+        error_shape "16: ... the token removed at a reload: 403" 403 28000
+        like "16: ... saying why" "$(jq -r .message <<<"$BODY")" 'no token is set for a non-loopback address'
+        req "$C" /livez
+        is "16: ... /livez still 200" "$CODE" 200
+        pg_stop "$C"
+    else
+        not_ok "16: '*:PORT' with a token: starts" "$(tail -5 "$C/server.log")"
+    fi
+    pg_conf "$C" "snowflake.http_token = ''"
+    http_start_at "$C" "127.0.0.1:$port" || { bail "16: started on loopback" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /v1/ids/batch -H 'Host: evil.example'
+    error_shape "16: no token, Host: evil.example (DNS rebinding): refused" 403 28000
+    like "16: ... saying why" "$(jq -r .message <<<"$BODY")" 'evil\.example'
+    req "$C" /livez -H "Host: evil.example:$port"
+    is "16: ... on every path" "$CODE" 403
+    req "$C" /v1/ids/batch -H "Host: localhost:$port"
+    is "16: Host: localhost:PORT: 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H "Host: LOCALHOST"
+    is "16: Host: LOCALHOST: 200" "$CODE" 200
+    req "$C" /v1/ids/batch
+    is "16: Host: 127.0.0.1:PORT (the listen address): 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H "Host: 127.0.0.2:$port"
+    is "16: Host: 127.0.0.2:PORT: 403" "$CODE" 403
+    pg_val "$C" "ALTER SYSTEM SET snowflake.http_token = 'tok-16'" >/dev/null
+    pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$C" /v1/ids/batch -H 'Host: evil.example' -H 'Authorization: Bearer tok-16'
+    is "16: with a token, any Host: 200" "$CODE" 200
+    pg_stop "$C"
+}
+
+case_17() {
+    echo "# case 17: two tokens (rotation), snowflake.http_token_file; nobody but superusers reads a token"
+    local C tf
+    C=$(pg_tmpdir)
+    tf="$C/data/http_token"
+    http_init "$C" "snowflake.http_token = 'old-token, new-token'" || { bail "17: initialised"; return; }
+    http_start "$C" || { bail "17: started" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer old-token'
+    is "17: the old token: 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer new-token'
+    is "17: the new token: 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer old-token, new-token'
+    is "17: both at once: 401" "$CODE" 401
+    pg_val "$C" "CREATE ROLE mon LOGIN IN ROLE pg_monitor" >/dev/null
+    local shown
+    shown=$(pg_psql "$C" -U mon -A -t -c "SHOW snowflake.http_token" 2>&1)
+    unlike "17: a pg_monitor member's SHOW does not reveal it ($shown)" "$shown" 'old-token|new-token'
+    shown=$(pg_psql "$C" -U mon -A -t -c "SELECT current_setting('snowflake.http_token')" 2>&1)
+    unlike "17: ... nor current_setting() ($shown)" "$shown" 'old-token|new-token'
+    shown=$(pg_psql "$C" -U mon -A -t -c "SELECT string_agg(setting || reset_val || coalesce(boot_val, ''), ',') FROM pg_settings WHERE name LIKE 'snowflake.http_token%'" 2>&1)
+    unlike "17: ... nor pg_settings ($shown)" "$shown" 'old-token|new-token'
+    shown=$(pg_psql "$C" -A -t -c "SHOW snowflake.http_token" 2>&1)
+    unlike "17: nor a superuser's SHOW (the value stays in the file)" "$shown" 'old-token|new-token'
+    # The token file: the secret out of postgresql.conf.
+    printf 'file-old\nfile-new\n' >"$tf"; chown postgres: "$tf"; chmod 600 "$tf"
+    pg_val "$C" "ALTER SYSTEM SET snowflake.http_token = ''" >/dev/null
+    pg_val "$C" "ALTER SYSTEM SET snowflake.http_token_file = 'http_token'" >/dev/null
+    pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer file-new'
+    is "17: a token of the file (mode 0600): 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer file-old'
+    is "17: ... the other one: 200" "$CODE" 200
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer old-token'
+    is "17: the setting's old token no longer: 401" "$CODE" 401
+    printf 'file-newer\n' >"$tf"
+    pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer file-newer'
+    is "17: the file is read again at a reload" "$CODE" 200
+    chmod 644 "$tf"
+    pg_val "$C" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$C" /v1/ids/batch -H 'Authorization: Bearer file-newer'
+    is "17: the file readable by others at a reload: no token is accepted (401)" "$CODE" 401
+    like "17: ... the log says why" "$(grep -A1 'could not use snowflake.http_token_file' "$C/server.log" | tail -2)" 'group or others'
+    pg_stop "$C"
+    if pg_start "$C"; then
+        not_ok "17: a token file readable by others: the server refuses to start"
+        pg_stop "$C"
+    else
+        like "17: a token file readable by others: the server refuses to start, saying why" \
+            "$(grep -A2 FATAL "$C/server.log" | tail -3)" 'group or others'
+    fi
+}
+
+case_18() {
+    echo "# case 18: snowflake.http_max_ids_per_second: 429 with Retry-After beyond it"
+    start_a || return
+    is "18: the default: half the cap" "$(pg_val "$A" "SHOW snowflake.http_max_ids_per_second")" 2048000
+    pg_val "$A" "ALTER SYSTEM SET snowflake.http_max_ids_per_second = 100" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$A" '/v1/ids/batch?count=10000'
+    is "18: 100 ids/s: a batch of 10,000 is served" "$CODE" 200
+    req "$A" '/v1/ids/batch?count=1'
+    error_shape "18: ... then 429" 429 53400
+    like "18: ... with Retry-After (about 100 s)" "$HDRS" $'(^|\n)Retry-After: [0-9]{2,3}(\n|$)'
+    req "$A" '/v1/uuids/batch?count=5'
+    is "18: UUIDs are not counted" "$CODE" 200
+    req "$A" '/v1/ids/123'
+    is "18: nor decoding" "$CODE" 200
+    pg_val "$A" "ALTER SYSTEM SET snowflake.http_max_ids_per_second = 0" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    req "$A" '/v1/ids/batch?count=10000'
+    is "18: 0 (no limit): served again" "$CODE" 200
+    pg_val "$A" "ALTER SYSTEM RESET snowflake.http_max_ids_per_second" >/dev/null
+    pg_val "$A" "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
 }
 
 run_cases http "$@"

@@ -108,14 +108,30 @@ expect "--json: one object, the id as a string" 0 \
     '{"input":"252752938651381760","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}' ""
 
 run --epoch discord 175928847299117063 </dev/null
-expect "--epoch discord: Discord's documented example" 0 \
-    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+expect "--epoch discord: Discord's documented example (internal worker 1, process 0, increment 7)" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
 run --epoch=twitter 1212161520163201024 </dev/null
-expect "--epoch=twitter" 0 "1212161520163201024 time=2020-01-01T00:00:01.935Z worker=922 sequence=0" ""
+expect "--epoch=twitter: datacenter and worker (5 bits each)" 0 \
+    "1212161520163201024 time=2020-01-01T00:00:01.935Z worker=922 sequence=0 datacenter=28 datacenter_worker=26" ""
 run -e 1420070400000 175928847299117063 </dev/null
 expect "-e with Unix milliseconds" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
 run --epoch "2015-01-01 01:00:00+01:00" 175928847299117063 </dev/null
 expect "--epoch with an ISO 8601 offset" 0 "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7" ""
+run -e Discord 175928847299117063 </dev/null
+expect "-e Discord: preset names in any case" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
+run -je discord 175928847299117063 </dev/null
+expect "-je discord: short options combined" 0 \
+    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z","internal_worker":1,"internal_process":0}' ""
+run -jx 1 </dev/null
+expect "-jx: the unknown one named" 2 "" '"-x"'
+run --from-timestamp 2024-12-31T23:59:59.999Z </dev/null
+expect "--from-timestamp before the epoch: exit 1, saying so" 1 "" 'before the epoch'
+run --from-timestamp=1420070400000 -je discord </dev/null
+expect "--from-timestamp=UNIX_MS --json under Discord's epoch: id 0" 0 \
+    '{"from_timestamp":"2015-01-01T00:00:00.000Z","id":"0"}' ""
+run --from-timestamp 1 2 </dev/null
+expect "--from-timestamp with an id beside it: usage error" 2 "" 'takes no ids'
 
 run 7 abc 8 </dev/null
 expect "invalid input: reported by name, the rest decoded, exit 1" 1 \
@@ -179,8 +195,31 @@ else
     report 0 "stdin is decoded line by line (a pipe that streams ids)" "no answer within 5 s"
 fi
 to_inspect=${INSPECT[1]}
+# Saved first: bash unsets INSPECT_PID once the coprocess has exited.
+inspect_pid=${INSPECT_PID:-}
 exec {to_inspect}>&-
-wait "$INSPECT_PID" || true
+[ -z "$inspect_pid" ] || wait "$inspect_pid" 2>/dev/null || true
+
+# The man page: groff reads it without a warning, and it documents every
+# long option the help lists.
+MAN=src/inspect/snowflake-inspect.1
+warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+report "$([ -z "$warn" ] && echo 1)" "the man page renders without warnings" "$warn"
+missing=""
+for opt in $("$BIN" --help | grep -oE -- '--[a-z-]+' | sort -u); do
+    grep -q -- "$(sed 's/-/\\\\-/g' <<<"$opt")" "$MAN" || missing="$missing $opt"
+done
+report "$([ -z "$missing" ] && echo 1)" "the man page documents every option of --help" "missing:$missing"
+
+# Bash completion: options, and the epoch presets after -e and --epoch=.
+complete_words() {
+    bash -c '. src/inspect/snowflake-inspect.bash-completion
+        COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+        _snowflake_inspect; echo "${COMPREPLY[*]}"' _ "$@"
+}
+got="$(complete_words snowflake-inspect --ep)|$(complete_words snowflake-inspect -e tw)|$(complete_words snowflake-inspect --epoch = d)|$(complete_words snowflake-inspect --fr)"
+report "$([ "$got" = "--epoch=|twitter|default discord|--from-timestamp=" ] && echo 1)" \
+    "bash completion: options and epoch presets" "got $got"
 
 # ---------------------------------------------------------------------------
 # 2. Agreement with the SQL decoders
@@ -284,6 +323,16 @@ for name in "${epoch_names[@]}"; do
     load text_out "$name" <"$WORK/text"
 done
 
+# --from-timestamp against snowflake_from_timestamp() (the default epoch).
+bad=""
+for t in '2025-01-01 00:00:00+00' '2025-01-01 00:00:00.001+00' '2025-01-01 00:00:00.999999+00' \
+         '2026-12-01 12:34:56.789+02:00' '2094-09-07 15:47:35.551+00'; do
+    got=$("$BIN" --from-timestamp "$t" </dev/null 2>&1)
+    want=$(pg_val "$DIR" "SELECT snowflake_from_timestamp('$t')")
+    [ "$got" = "$want" ] || bad="$bad [$t: $got, SQL $want]"
+done
+report "$([ -z "$bad" ] && echo 1)" "--from-timestamp gives what snowflake_from_timestamp() gives" "$bad"
+
 pg_val "$DIR" "SELECT input FROM uuids ORDER BY n" >"$WORK/uuids"
 rc=0
 "$BIN" --json <"$WORK/uuids" >"$WORK/json" 2>"$WORK/err" || rc=$?
@@ -349,9 +398,22 @@ check "JSON: id, time (instant and RFC 3339 text), worker and sequence equal sno
 check "JSON: the epoch of each object is the epoch asked for" "0" \
     "SELECT count(*) FROM id_pairs p JOIN epochs e ON e.name = p.epoch_name
      WHERE (j->>'epoch')::timestamptz IS DISTINCT FROM coalesce(e.epoch, '2025-01-01 00:00:00+00')"
-check "text: one line per id and epoch, equal to snowflake_decode()'s" "0" \
+# The presets twitter and discord split the worker id in two halves of 5 bits.
+check "text: one line per id and epoch, equal to snowflake_decode()'s (and the preset's halves of the worker id)" "0" \
     "SELECT count(*) FROM id_pairs
-     WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)"
+     WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)
+                              || CASE epoch_name
+                                 WHEN 'twitter' THEN format(' datacenter=%s datacenter_worker=%s', worker_id >> 5, worker_id & 31)
+                                 WHEN 'discord' THEN format(' internal_worker=%s internal_process=%s', worker_id >> 5, worker_id & 31)
+                                 ELSE '' END"
+check "JSON: the preset's halves of the worker id, only under twitter and discord" "0" \
+    "SELECT count(*) FROM id_pairs
+     WHERE CASE epoch_name
+           WHEN 'twitter' THEN (j->>'datacenter')::int IS DISTINCT FROM worker_id >> 5
+                               OR (j->>'datacenter_worker')::int IS DISTINCT FROM worker_id & 31
+           WHEN 'discord' THEN (j->>'internal_worker')::int IS DISTINCT FROM worker_id >> 5
+                               OR (j->>'internal_process')::int IS DISTINCT FROM worker_id & 31
+           ELSE j ?| array['datacenter', 'datacenter_worker', 'internal_worker', 'internal_process'] END"
 check "ids of this node carry worker $WORKER" "0" \
     "SELECT count(*) FROM id_pairs WHERE origin = 'nextval' AND (j->>'worker')::int <> $WORKER"
 check "JSON: one object per UUID ($n_uuids)" "$n_uuids" \

@@ -262,7 +262,8 @@ B=$(pg_tmpdir)
 hp=$(free_tcp_port)
 while [ "$hp" = "$port" ]; do hp=$(free_tcp_port); done
 pg_init "$B" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = 'http://127.0.0.1:$port'" \
-    "snowflake.lease_ttl = $TTL" "snowflake.http_listen = '127.0.0.1:$hp'" >/dev/null
+    "snowflake.lease_ttl = $TTL" "snowflake.http_listen = '127.0.0.1:$hp'" \
+    "snowflake.http_token = 'lease-7'" >/dev/null
 start "$B" && helpers "$B"
 sleep 0.5
 t0=$(real_now)
@@ -275,7 +276,8 @@ is "7: snowflake_advance_floor() without a lease: SF003, not a wait" \
     "$(pg_psql "$B" -A -t -c "SET statement_timeout = '10s'" -c '\set VERBOSITY verbose' \
         -c "SELECT snowflake_advance_floor(1)" 2>&1 | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p')" SF003
 wait_for "http" 5 grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$hp" "$B/server.log"
-health=$(curl -s -m 5 -w ' %{http_code}' "http://127.0.0.1:$hp/healthz")
+# The full reason only with the token (without it: no etcd URL, test/http.sh case 13).
+health=$(curl -s -m 5 -w ' %{http_code}' -H 'Authorization: Bearer lease-7' "http://127.0.0.1:$hp/healthz")
 is "7: the HTTP endpoint's /healthz: 503 with SF003" \
     "$(jq -r .code <<<"${health% *}" 2>/dev/null) ${health##* }" "SF003 503"
 like "7: ... the reason says what the lease worker is doing, and why" "$(jq -r .reason <<<"${health% *}" 2>/dev/null)" \
@@ -456,7 +458,7 @@ if ! etcd_start 1 "$WORK/nospace"; then
 else
     Q=$(node q "snowflake.lease_prefix = '/case11'")
     hq=$(free_tcp_port)
-    pg_conf "$Q" "snowflake.http_listen = '127.0.0.1:$hq'"
+    pg_conf "$Q" "snowflake.http_listen = '127.0.0.1:$hq'" "snowflake.http_token = 'lease-11'"
     start "$Q" && helpers "$Q"
     wait_for "held" 15 held "$Q" || not_ok "11: the node holds a lease" "$(stat_of "$Q" lease_state)"
     wait_for "http" 5 grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$hq" "$Q/server.log"
@@ -470,7 +472,7 @@ else
     t0=$(real_now)
     refused() { grep -q ' SF003$' "$WORK/load11"; }
     wait_for "refused" 20 refused
-    health=$(curl -s -m 5 -w ' %{http_code}' "http://127.0.0.1:$hq/healthz")
+    health=$(curl -s -m 5 -w ' %{http_code}' -H 'Authorization: Bearer lease-11' "http://127.0.0.1:$hq/healthz")
     is "11: ids stop: /healthz 503 with SF003" "$(jq -r .code <<<"${health% *}" 2>/dev/null) ${health##* }" "SF003 503"
     like "11: ... the reason names the failing etcd mark write" "$(jq -r .reason <<<"${health% *}" 2>/dev/null)" \
         'reservation in etcd.*(space|NOSPACE)'

@@ -172,11 +172,14 @@ Route route(const char* method, const char* path) noexcept {
         r.endpoint = Endpoint::IdsBatch;
     } else if (std::strcmp(path, "/v1/uuids/batch") == 0) {
         r.endpoint = Endpoint::UuidsBatch;
-    } else if (std::strcmp(path, "/healthz") == 0) {
-        r.endpoint = Endpoint::Healthz;
+    } else if (std::strcmp(path, "/readyz") == 0 || std::strcmp(path, "/healthz") == 0) {
+        r.endpoint = Endpoint::Readyz;
+    } else if (std::strcmp(path, "/livez") == 0) {
+        r.endpoint = Endpoint::Livez;
     } else if (std::strcmp(path, "/metrics") == 0) {
         r.endpoint = Endpoint::Metrics;
-    } else if (std::strncmp(path, kIds, sizeof(kIds) - 1) == 0) {
+    } else if (std::strncmp(path, kIds, sizeof(kIds) - 1) == 0 &&
+               std::strchr(path + sizeof(kIds) - 1, '/') == nullptr) {
         r.endpoint = Endpoint::IdDecode;
         r.id_text = path + sizeof(kIds) - 1;
     } else {
@@ -186,6 +189,121 @@ Route route(const char* method, const char* path) noexcept {
                        (std::strcmp(method, "HEAD") == 0 && r.endpoint != Endpoint::IdsBatch &&
                         r.endpoint != Endpoint::UuidsBatch);
     return r;
+}
+
+QueryVerdict check_query(Endpoint e, const char* const* names, int n) noexcept {
+    QueryVerdict v;
+    const bool takes_count = e == Endpoint::IdsBatch || e == Endpoint::UuidsBatch;
+    bool count_seen = false;
+    for (int i = 0; i < n; i++) {
+        const char* name = names[i] != nullptr ? names[i] : "";
+        if (takes_count && std::strcmp(name, "count") == 0) {
+            if (count_seen) {
+                v.kind = QueryVerdict::Kind::Repeated;
+                v.name = name;
+                return v;
+            }
+            count_seen = true;
+        } else {
+            v.kind = QueryVerdict::Kind::Unknown;
+            v.name = name;
+            return v;
+        }
+    }
+    return v;
+}
+
+bool has_body(const char* content_length, const char* transfer_encoding) noexcept {
+    if (transfer_encoding != nullptr) return true;
+    if (content_length == nullptr) return false;
+    const char* p = content_length;
+    while (*p == ' ' || *p == '\t') p++;
+    const char* start = p;
+    while (*p == '0') p++;
+    const bool zeros = p != start;
+    while (*p == ' ' || *p == '\t') p++;
+    return !(zeros && *p == '\0');  // "0" (or "000"): no body
+}
+
+namespace {
+
+// Whether the comma-separated header value has the token (any case).
+bool has_token(const char* value, const char* token) noexcept {
+    if (value == nullptr) return false;
+    const size_t tlen = std::strlen(token);
+    const char* p = value;
+    while (*p != '\0') {
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        const char* start = p;
+        while (*p != '\0' && *p != ',') p++;
+        const char* end = p;
+        while (end > start && (end[-1] == ' ' || end[-1] == '\t')) end--;
+        if (static_cast<size_t>(end - start) == tlen && ascii_iequal(start, token, tlen)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool keeps_alive(const char* version, const char* connection, bool server_closes) noexcept {
+    if (server_closes || version == nullptr) return false;
+    if (std::strcmp(version, "HTTP/1.1") == 0) return !has_token(connection, "close");
+    if (std::strcmp(version, "HTTP/1.0") == 0) return has_token(connection, "keep-alive");
+    return false;
+}
+
+size_t short_reason(char* out, size_t cap, const char* reason) noexcept {
+    if (cap == 0) return 0;
+    size_t n = 0;
+    if (reason != nullptr) {
+        while (reason[n] != '\0' && reason[n] != ':' && reason[n] != ';') n++;
+        while (n > 0 && reason[n - 1] == ' ') n--;
+    }
+    if (n >= cap) n = cap - 1;
+    if (n > 0) std::memcpy(out, reason, n);
+    out[n] = '\0';
+    return n;
+}
+
+const char* add_tokens(Tokens* t, const char* text) noexcept {
+    if (text == nullptr) return nullptr;
+    // First pass: check; second: add.
+    for (int pass = 0; pass < 2; pass++) {
+        int found = 0;
+        const char* p = text;
+        while (*p != '\0') {
+            while (*p == ',' || *p == '\n' || *p == '\r' || *p == ' ' || *p == '\t') p++;
+            if (*p == '\0') break;
+            const char* start = p;
+            while (*p != '\0' && *p != ',' && *p != '\n' && *p != '\r') p++;
+            const char* end = p;
+            while (end > start && (end[-1] == ' ' || end[-1] == '\t')) end--;
+            const size_t len = static_cast<size_t>(end - start);
+            if (pass == 0) {
+                if (len > kMaxTokenLen) return "A token is longer than 256 bytes.";
+                for (size_t i = 0; i < len; i++) {
+                    const auto c = static_cast<unsigned char>(start[i]);
+                    if (c <= 0x20 || c >= 0x7f)
+                        return "A token has a blank, a control character or a byte that is not ASCII.";
+                }
+                if (++found > kMaxTokens) return "More than two tokens are given.";
+            } else {
+                std::memcpy(t->token[t->n], start, len);
+                t->token[t->n][len] = '\0';
+                t->n++;
+            }
+        }
+        if (pass == 0 && t->n + found > 2 * kMaxTokens) return "More than four tokens in all.";
+    }
+    return nullptr;
+}
+
+bool authorized(const Tokens& t, const char* authorization) noexcept {
+    if (!t.configured) return true;
+    bool ok = false;
+    // Every token is compared (no early exit), each in constant time.
+    for (int i = 0; i < t.n; i++) ok |= t.token[i][0] != '\0' && bearer_ok(authorization, t.token[i]);
+    return ok;
 }
 
 const char* parse_listen(const char* text, ListenAddress* out) noexcept {
@@ -225,6 +343,109 @@ const char* parse_listen(const char* text, ListenAddress* out) noexcept {
     }
     *out = a;
     return nullptr;
+}
+
+AddressKind classify_address(bool ipv6, const unsigned char* b) noexcept {
+    if (!ipv6) {
+        if (b[0] == 127) return AddressKind::Loopback;
+        if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) return AddressKind::Wildcard;
+        return AddressKind::Other;
+    }
+    bool zero10 = true;
+    for (int i = 0; i < 10; i++) zero10 = zero10 && b[i] == 0;
+    bool zero15 = zero10;
+    for (int i = 10; i < 15; i++) zero15 = zero15 && b[i] == 0;
+    if (zero15 && b[15] == 1) return AddressKind::Loopback;
+    if (zero15 && b[15] == 0) return AddressKind::Wildcard;
+    if (zero10 && b[10] == 0xff && b[11] == 0xff && b[12] == 127) return AddressKind::Loopback;
+    return AddressKind::Other;
+}
+
+namespace {
+
+// A dotted-quad IPv4 address, each part 0 to 255.
+bool numeric_ipv4(const char* s, size_t n) noexcept {
+    int parts = 0, digits = 0, value = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (digits == 0 || value > 255) return false;
+            parts++;
+            digits = value = 0;
+        } else if (is_digit(s[i]) && digits < 3) {
+            value = value * 10 + (s[i] - '0');
+            digits++;
+        } else {
+            return false;
+        }
+    }
+    return parts == 4;
+}
+
+}  // namespace
+
+bool host_allowed(const char* host, const ListenAddress& listen, AddressKind kind) noexcept {
+    if (host == nullptr) return true;
+    // The name: "[v6]" or everything before ":port".
+    size_t n = std::strlen(host);
+    const char* name = host;
+    bool bracketed = false;
+    if (n > 0 && host[0] == '[') {
+        const char* close = std::strchr(host, ']');
+        if (close == nullptr) return false;
+        name = host + 1;
+        n = static_cast<size_t>(close - name);
+        bracketed = true;
+        if (close[1] != '\0' && close[1] != ':') return false;
+    } else if (const char* colon = std::strchr(host, ':')) {
+        n = static_cast<size_t>(colon - host);
+    }
+    if (n == 0) return false;
+    if (!bracketed && n == 9 && ascii_iequal(name, "localhost", 9)) return true;
+    const size_t ln = std::strlen(listen.host);
+    if (bracketed == listen.ipv6 && n == ln && ascii_iequal(name, listen.host, n)) return true;
+    if (kind == AddressKind::Wildcard) {
+        if (bracketed) {
+            for (size_t i = 0; i < n; i++) {
+                const char c = name[i];
+                if (!(is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.'))
+                    return false;
+            }
+            return true;
+        }
+        return numeric_ipv4(name, n);
+    }
+    return false;
+}
+
+void IdRateLimit::set_rate(int64_t ids_per_s, int64_t now_us) noexcept {
+    if (ids_per_s < 0) ids_per_s = 0;
+    if (ids_per_s == rate_) return;
+    rate_ = ids_per_s;
+    level_ = capacity();
+    last_us_ = now_us;
+}
+
+IdRateLimit::Verdict IdRateLimit::take(int64_t count, int64_t now_us) noexcept {
+    Verdict v;
+    if (rate_ == 0) return v;
+    // Refill: rate_ ids per second is rate_ micro-ids per microsecond. A
+    // clock that did not advance adds nothing; a long pause fills it.
+    const int64_t elapsed = now_us - last_us_;
+    if (elapsed > 0) {
+        last_us_ = now_us;
+        const int64_t room = capacity() - level_;  // >= 0
+        // elapsed * rate_ cannot overflow below room / rate_ + 1.
+        level_ = elapsed > room / rate_ ? capacity() : level_ + elapsed * rate_;
+    }
+    if (level_ < 0) {
+        const int64_t wait_us = (-level_ + rate_ - 1) / rate_;
+        v.allowed = false;
+        v.retry_after_s = (wait_us + 999999) / 1000000;
+        if (v.retry_after_s < 1) v.retry_after_s = 1;
+        return v;
+    }
+    level_ -= count * 1000000;
+    return v;
 }
 
 bool parse_count(int occurrences, const char* value, int32_t* out) noexcept {
@@ -473,7 +694,8 @@ void gauge_seconds(Writer& w, const char* name, const char* help, const char* co
 
 void request_metrics(Writer& w, const RequestStats& r) {
     constexpr Endpoint kAll[] = {Endpoint::IdsBatch, Endpoint::IdDecode, Endpoint::UuidsBatch,
-                                 Endpoint::Healthz, Endpoint::Metrics, Endpoint::NotFound};
+                                 Endpoint::Livez,    Endpoint::Readyz,   Endpoint::Metrics,
+                                 Endpoint::NotFound};
     metric_head(w, "snowflake_http_requests_total", "counter",
                 "Requests the HTTP endpoint answered since its worker started, by endpoint and status code.",
                 nullptr);
@@ -536,7 +758,8 @@ const char* endpoint_name(Endpoint e) noexcept {
         case Endpoint::IdsBatch: return "ids_batch";
         case Endpoint::IdDecode: return "id_decode";
         case Endpoint::UuidsBatch: return "uuids_batch";
-        case Endpoint::Healthz: return "healthz";
+        case Endpoint::Livez: return "livez";
+        case Endpoint::Readyz: return "readyz";
         case Endpoint::Metrics: return "metrics";
         case Endpoint::NotFound: return "not_found";
     }
@@ -719,38 +942,45 @@ void format_uuid(char* out, const Uuid& u) noexcept {
 // --- time limits on clients -------------------------------------------------
 
 int ClientClocks::open(int64_t now_ms) noexcept {
-    for (int i = 0; i < kMaxConnections; i++) {
+    int admitted = 0;
+    for (const Slot& s : slots_) admitted += s.used && s.admitted ? 1 : 0;
+    for (int i = 0; i < kSlots; i++) {
         if (!slots_[i].used) {
-            slots_[i] = Slot{true, true, false, now_ms};
+            slots_[i] = Slot{true, true, false, admitted < kMaxConnections, now_ms};
             return i;
         }
     }
     return -1;
 }
 
+bool ClientClocks::admitted(int slot) const noexcept {
+    return slot >= 0 && slot < kSlots && slots_[slot].used && slots_[slot].admitted;
+}
+
 void ClientClocks::client_turn(int slot, int64_t now_ms) noexcept {
-    if (slot < 0 || slot >= kMaxConnections || !slots_[slot].used) return;
+    if (slot < 0 || slot >= kSlots || !slots_[slot].used) return;
     slots_[slot].timed = true;
     slots_[slot].reported = false;
     slots_[slot].since_ms = now_ms;
 }
 
 void ClientClocks::server_turn(int slot) noexcept {
-    if (slot < 0 || slot >= kMaxConnections || !slots_[slot].used) return;
+    if (slot < 0 || slot >= kSlots || !slots_[slot].used) return;
     slots_[slot].timed = false;
     slots_[slot].reported = false;
 }
 
 void ClientClocks::close(int slot) noexcept {
-    if (slot < 0 || slot >= kMaxConnections) return;
+    if (slot < 0 || slot >= kSlots) return;
     slots_[slot] = Slot{};
 }
 
 int ClientClocks::overdue(int64_t now_ms, int* out, int cap) noexcept {
     int n = 0;
-    for (int i = 0; i < kMaxConnections && n < cap; i++) {
+    for (int i = 0; i < kSlots && n < cap; i++) {
         Slot& s = slots_[i];
-        if (s.used && s.timed && !s.reported && now_ms - s.since_ms > kClientTurnLimitMs) {
+        const int64_t limit = s.admitted ? kClientTurnLimitMs : kSpareTurnLimitMs;
+        if (s.used && s.timed && !s.reported && now_ms - s.since_ms > limit) {
             s.reported = true;
             out[n++] = i;
         }

@@ -23,7 +23,8 @@ namespace snowflake::core::http {
 
 constexpr int32_t kMaxCount = 10000;
 
-enum class Endpoint { IdsBatch, IdDecode, UuidsBatch, Healthz, Metrics, NotFound };
+// Livez: the worker answers. Readyz (also /healthz): ids can be issued now.
+enum class Endpoint { IdsBatch, IdDecode, UuidsBatch, Livez, Readyz, Metrics, NotFound };
 
 struct Route {
     Endpoint endpoint = Endpoint::NotFound;
@@ -34,7 +35,8 @@ struct Route {
 };
 
 // method and path as libmicrohttpd gives them (the path percent-decoded, no
-// query string).
+// query string). "/healthz" is "/readyz". A path with more segments below
+// "/v1/ids/" ("/v1/ids/batch/", "/v1/ids/1/") is NotFound, not an id.
 Route route(const char* method, const char* path) noexcept;
 
 // The Allow header of a 405 answer.
@@ -42,8 +44,61 @@ constexpr const char* allowed_methods(Endpoint e) noexcept {
     return e == Endpoint::IdsBatch || e == Endpoint::UuidsBatch ? "GET" : "GET, HEAD";
 }
 
-// Every path but /healthz needs the token when one is set.
-constexpr bool needs_token(Endpoint e) noexcept { return e != Endpoint::Healthz; }
+// Every path but the health probes needs the token when one is set.
+constexpr bool needs_token(Endpoint e) noexcept { return e != Endpoint::Livez && e != Endpoint::Readyz; }
+
+// The query parameters: an endpoint takes only its own ("count" on the
+// batches, none elsewhere), each at most once. check_query() looks at the
+// names in the order given (the caller passes at most a few dozen: with one
+// name allowed, the first offender is always among them) and names the
+// first one that is unknown, or known and repeated.
+struct QueryVerdict {
+    enum class Kind { Ok, Unknown, Repeated } kind = Kind::Ok;
+    const char* name = nullptr;  // one of the names given
+};
+QueryVerdict check_query(Endpoint e, const char* const* names, int n) noexcept;
+
+// A request body on a GET or HEAD (refused with 400): a Transfer-Encoding
+// header, or a Content-Length other than 0. Each argument may be nullptr.
+bool has_body(const char* content_length, const char* transfer_encoding) noexcept;
+
+// Whether the answer keeps the connection open, as libmicrohttpd decides it:
+// HTTP/1.1 unless "Connection: close"; HTTP/1.0 with "Connection:
+// keep-alive"; never when the server closes. Such answers say "Keep-Alive:
+// timeout=<kIdleTimeoutS>".
+constexpr unsigned kIdleTimeoutS = 10;
+bool keeps_alive(const char* version, const char* connection, bool server_closes) noexcept;
+
+// The reason /readyz gives without the token: the reason up to its first
+// ':' or ';' (what is wrong, without the etcd endpoints, errors and the
+// lease holder's host, port and system identifier that follow). Writes into
+// out (cap > 0), returns the length.
+size_t short_reason(char* out, size_t cap, const char* reason) noexcept;
+
+// --- tokens -----------------------------------------------------------------
+
+// The accepted Bearer tokens: up to kMaxTokens (the old and the new one
+// during a rotation) from snowflake.http_token (comma-separated) and as many
+// from snowflake.http_token_file (one per line, or comma-separated).
+// configured: a token is asked for (even when none could be read: then
+// nothing is accepted).
+constexpr int kMaxTokens = 2;
+constexpr size_t kMaxTokenLen = 256;
+struct Tokens {
+    bool configured = false;
+    int n = 0;
+    char token[2 * kMaxTokens][kMaxTokenLen + 1] = {};
+};
+// Adds the tokens of text (separators: commas and line ends; blanks around
+// a token are dropped; empty entries skipped). nullptr, or why the text is
+// refused (more than kMaxTokens, too long, a byte that is not visible ASCII);
+// then nothing is added.
+const char* add_tokens(Tokens* t, const char* text) noexcept;
+// The Authorization header against the tokens: true when none is configured
+// or the header is "Bearer <one of them>" (scheme in any case, one or more
+// spaces). Each comparison takes the same time wherever the first differing
+// byte is.
+bool authorized(const Tokens& t, const char* authorization) noexcept;
 
 // The count parameter: occurrences of "count" in the query, and the first
 // one's value (nullptr for "?count" without "="). Absent: 1. Accepted: 1 to 5
@@ -71,6 +126,50 @@ struct ListenAddress {
 };
 const char* parse_listen(const char* text, ListenAddress* out) noexcept;
 
+// What the listen address is (its bytes as inet_pton gives them): loopback
+// (127.0.0.0/8, ::1, ::ffff:127.x.y.z), a wildcard (0.0.0.0, ::), or other.
+enum class AddressKind { Loopback, Wildcard, Other };
+AddressKind classify_address(bool ipv6, const unsigned char* bytes) noexcept;
+
+// Safe defaults: beyond loopback the endpoint needs a token unless
+// snowflake.http_allow_unauthenticated is on.
+constexpr bool exposure_allowed(AddressKind k, bool token_configured, bool allow_unauthenticated) noexcept {
+    return k == AddressKind::Loopback || token_configured || allow_unauthenticated;
+}
+
+// Without a token, the Host header must name the listen address or
+// localhost (any case, any port), so that a web page whose name an attacker
+// points at this address (DNS rebinding) is refused. On a wildcard address,
+// any numeric address is accepted (a rebinding always has a name). A missing
+// Host (HTTP/1.0) is accepted.
+bool host_allowed(const char* host, const ListenAddress& listen, AddressKind kind) noexcept;
+
+// --- the ceiling on HTTP ids ------------------------------------------------
+
+// snowflake.http_max_ids_per_second: a token bucket refilled at the rate and
+// holding at most kBurstMs of it. A request is let through while the bucket
+// is not in debt, and takes its whole count (a batch larger than the bucket
+// still passes once; the debt then makes the next ones wait). Refused:
+// retry_after_s, the whole seconds until the debt is paid (at least 1).
+// Time is passed in (monotonic microseconds).
+class IdRateLimit {
+public:
+    static constexpr int64_t kBurstMs = 100;
+    // ids_per_s 0: no limit. A changed rate starts with a full bucket.
+    void set_rate(int64_t ids_per_s, int64_t now_us) noexcept;
+    struct Verdict {
+        bool allowed = true;
+        int64_t retry_after_s = 0;
+    };
+    Verdict take(int64_t count, int64_t now_us) noexcept;
+
+private:
+    int64_t rate_ = 0;      // ids per second
+    int64_t level_ = 0;     // micro-ids (ids * 1e6); negative: debt
+    int64_t last_us_ = 0;
+    int64_t capacity() const noexcept { return rate_ * kBurstMs * 1000; }
+};
+
 // --- time limits on clients -------------------------------------------------
 
 // libmicrohttpd closes a connection that sends nothing for its idle timeout,
@@ -81,21 +180,32 @@ const char* parse_listen(const char* text, ListenAddress* out) noexcept;
 // to read an answer; the time the server spends deciding is not counted.
 // ClientClocks keeps that per connection slot; the worker closes the
 // connections overdue() names.
+//
+// Beyond kMaxConnections, kSpareConnections more are accepted only to be
+// answered 503 with Retry-After (their request is read, then the connection
+// closed), so that a client learns at once that the server is busy instead
+// of waiting in the listen queue; such a client has kSpareTurnLimitMs.
 constexpr int kMaxConnections = 64;
+constexpr int kSpareConnections = 16;
+constexpr int kSlots = kMaxConnections + kSpareConnections;
 constexpr int64_t kClientTurnLimitMs = 10000;
+constexpr int64_t kSpareTurnLimitMs = 2000;
 
 class ClientClocks {
 public:
     // A slot for a new connection, its client's turn starting now; -1 when
-    // every slot is taken.
+    // every slot is taken. The slot is admitted while fewer than
+    // kMaxConnections admitted ones are open.
     int open(int64_t now_ms) noexcept;
+    bool admitted(int slot) const noexcept;
     // The client is to send (or read) from now: its time starts again.
     void client_turn(int slot, int64_t now_ms) noexcept;
     // The server decides: no limit until the next client_turn.
     void server_turn(int slot) noexcept;
     void close(int slot) noexcept;
     // Writes up to cap slots whose client has had its turn for longer than
-    // kClientTurnLimitMs into out, each once per turn; returns how many.
+    // kClientTurnLimitMs (kSpareTurnLimitMs when not admitted) into out, each
+    // once per turn; returns how many.
     int overdue(int64_t now_ms, int* out, int cap) noexcept;
     int in_use() const noexcept;
 
@@ -104,9 +214,10 @@ private:
         bool used = false;
         bool timed = false;     // the client's turn: since_ms counts
         bool reported = false;  // overdue() named it in this turn
+        bool admitted = false;
         int64_t since_ms = 0;
     };
-    Slot slots_[kMaxConnections];
+    Slot slots_[kSlots];
 };
 
 // --- output -----------------------------------------------------------------

@@ -113,18 +113,32 @@ std::string to_string(int64_t v) noexcept {
 
 }  // namespace
 
+namespace {
+// ASCII case-insensitive equality (the preset names).
+bool iequal(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+}  // namespace
+
 bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept {
-    if (text == "default") {
+    if (iequal(text, "default")) {
         const core::EpochParse p = core::parse_epoch(core::kDefaultEpoch, unix_us);
         if (p == core::EpochParse::Ok) return true;
         *why = core::epoch_parse_text(p);  // cannot happen: a unit test parses it
         return false;
     }
-    if (text == "twitter") {
+    if (iequal(text, "twitter")) {
         *unix_us = kTwitterEpochMs * 1000;
         return true;
     }
-    if (text == "discord") {
+    if (iequal(text, "discord")) {
         *unix_us = kDiscordEpochMs * 1000;
         return true;
     }
@@ -164,11 +178,38 @@ Request parse_args(int argc, const char* const* argv) noexcept {
             return false;
         }
         r.epoch_name = std::string(value);
+        r.preset = iequal(value, "twitter")   ? Preset::Twitter
+                   : iequal(value, "discord") ? Preset::Discord
+                                              : Preset::None;
         return true;
     };
 
     bool options_done = false;
-    bool help = false, version = false;
+    bool help = false, version = false, compose = false;
+    auto set_compose = [&r, &compose](std::string_view value, std::string* message) {
+        std::string reason;
+        int64_t us = 0;
+        bool ok = false;
+        if (all_digits(value)) {
+            int64_t ms = 0;
+            ok = parse_decimal(value, &ms) && ms <= kMaxEpochUnixUs / 1000;
+            us = ms * 1000;
+            if (!ok) reason = "Unix milliseconds past the year 9999";
+        } else {
+            const std::string copy(value);
+            const core::EpochParse p = core::parse_epoch(copy.c_str(), &us);
+            ok = p == core::EpochParse::Ok;
+            if (!ok) reason = core::epoch_parse_text(p);
+        }
+        if (!ok) {
+            *message = "invalid time \"" + std::string(value) + "\": " + reason +
+                       " Use Unix milliseconds or a timestamp such as 2026-01-01T00:00:00Z.";
+            return false;
+        }
+        r.compose_unix_us = us;
+        compose = true;
+        return true;
+    };
     for (int i = 1; i < argc; i++) {
         const std::string_view a = argv[i] != nullptr ? argv[i] : "";
         const bool option = !options_done && a.size() > 1 && a[0] == '-' && !is_digit(a[1]);
@@ -192,6 +233,42 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else if (a.substr(0, 8) == "--epoch=") {
             std::string message;
             if (!set_epoch(a.substr(8), &message)) return usage(message);
+        } else if (a == "--from-timestamp") {
+            if (i + 1 >= argc || argv[i + 1] == nullptr)
+                return usage("option --from-timestamp needs a value");
+            std::string message;
+            if (!set_compose(argv[++i], &message)) return usage(message);
+        } else if (a.substr(0, 17) == "--from-timestamp=") {
+            std::string message;
+            if (!set_compose(a.substr(17), &message)) return usage(message);
+        } else if (a[1] != '-') {
+            // Short options combined, as getopt takes them: "-jV", "-je
+            // discord", "-jediscord" (the value of -e is the rest of the
+            // token, or the next argument).
+            for (size_t k = 1; k < a.size(); k++) {
+                const char o = a[k];
+                if (o == 'h') {
+                    help = true;
+                } else if (o == 'V') {
+                    version = true;
+                } else if (o == 'j') {
+                    r.format = Format::Json;
+                } else if (o == 'e') {
+                    std::string_view value;
+                    if (k + 1 < a.size()) {
+                        value = a.substr(k + 1);
+                    } else if (i + 1 < argc && argv[i + 1] != nullptr) {
+                        value = argv[++i];
+                    } else {
+                        return usage("option -e needs a value");
+                    }
+                    std::string message;
+                    if (!set_epoch(value, &message)) return usage(message);
+                    break;
+                } else {
+                    return usage("unknown option \"-" + std::string(1, o) + "\" in \"" + std::string(a) + "\"");
+                }
+            }
         } else {
             return usage("unknown option \"" + std::string(a) + "\"");
         }
@@ -200,9 +277,33 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         r.action = Action::Help;
     } else if (version) {
         r.action = Action::Version;
+    } else if (compose) {
+        if (!r.inputs.empty()) return usage("--from-timestamp takes no ids to decode");
+        r.action = Action::Compose;
+        return r;
     }
     r.read_stdin = r.inputs.empty();
     return r;
+}
+
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept {
+    // Both lie within years 1 to 9999: the difference cannot overflow.
+    const int64_t ms = core::floor_div(unix_us - epoch_unix_us, 1000);
+    if (ms < 0) {
+        *why = "the time lies before the epoch";
+        return false;
+    }
+    if (ms > core::kMaxMs) {
+        *why = "the time lies past the end of the epoch's 41-bit millisecond range (about 69.7 years)";
+        return false;
+    }
+    *id = core::first_id_of_ms(ms);
+    return true;
+}
+
+std::string format_composed(Format f, int64_t unix_us, int64_t id) noexcept {
+    if (f == Format::Text) return to_string(id);
+    return "{\"from_timestamp\":\"" + format_time(unix_us) + "\",\"id\":\"" + to_string(id) + "\"}";
 }
 
 std::string usage_text() noexcept {
@@ -212,16 +313,24 @@ std::string usage_text() noexcept {
            "UUIDs separated by spaces, tabs, commas or line ends.\n"
            "\n"
            "Options:\n"
-           "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with:\n"
+           "  -e, --epoch=EPOCH  the epoch the Snowflake ids were made with (a name in\n"
+           "                     any case):\n"
            "                       default  2025-01-01T00:00:00Z, the extension's default\n"
-           "                       twitter  2010-11-04T01:42:54.657Z\n"
-           "                       discord  2015-01-01T00:00:00Z\n"
+           "                       twitter  2010-11-04T01:42:54.657Z; shows the worker's\n"
+           "                                halves too: datacenter, datacenter_worker\n"
+           "                       discord  2015-01-01T00:00:00Z; shows the worker's\n"
+           "                                halves too: internal_worker, internal_process\n"
            "                     or Unix milliseconds (1420070400000), or an ISO 8601\n"
            "                     timestamp with a UTC offset (\"2024-06-01 00:00:00+02\")\n"
+           "  --from-timestamp=TIME  instead of decoding: the smallest id of the\n"
+           "                     millisecond of TIME (a timestamp with a UTC offset, or\n"
+           "                     Unix milliseconds) under the epoch, as SQL's\n"
+           "                     snowflake_from_timestamp(): WHERE id >= that id\n"
            "  -j, --json         one JSON object per input, one per line (JSON Lines),\n"
            "                     with ids as strings\n"
            "  -h, --help         show this help\n"
            "  -V, --version      show the version\n"
+           "Short options combine: -je discord is -j -e discord.\n"
            "\n"
            "Output: one line per input, in input order, times in UTC (RFC 3339):\n"
            "  252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0\n"
@@ -324,11 +433,30 @@ std::string format_time(int64_t unix_us) noexcept {
     return buf;
 }
 
+void add_preset_fields(Decoded* d, Preset p) noexcept {
+    if (d->kind != Kind::Snowflake || p == Preset::None) return;
+    d->preset = p;
+    d->worker_high = d->worker >> 5;
+    d->worker_low = d->worker & 31;
+}
+
+namespace {
+
+// The names of the worker's halves under a preset.
+const char* high_name(Preset p) noexcept { return p == Preset::Twitter ? "datacenter" : "internal_worker"; }
+const char* low_name(Preset p) noexcept { return p == Preset::Twitter ? "datacenter_worker" : "internal_process"; }
+
+}  // namespace
+
 std::string format_text(const Decoded& d) noexcept {
     switch (d.kind) {
         case Kind::Snowflake:
             return d.canonical + " time=" + format_time(d.unix_us) + " worker=" + std::to_string(d.worker) +
-                   " sequence=" + std::to_string(d.sequence);
+                   " sequence=" + std::to_string(d.sequence) +
+                   (d.preset == Preset::None
+                        ? std::string()
+                        : std::string(" ") + high_name(d.preset) + "=" + std::to_string(d.worker_high) + " " +
+                              low_name(d.preset) + "=" + std::to_string(d.worker_low));
         case Kind::Uuid:
             return d.canonical + " time=" + format_time(d.unix_us);
         case Kind::Invalid:
@@ -344,7 +472,11 @@ std::string format_json(const Decoded& d) noexcept {
             s += ",\"type\":\"snowflake\",\"id\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
                  "\",\"ms_since_epoch\":" + to_string(d.ms) + ",\"worker\":" + std::to_string(d.worker) +
                  ",\"sequence\":" + std::to_string(d.sequence) + ",\"epoch\":\"" +
-                 format_time(d.epoch_unix_us) + "\"}";
+                 format_time(d.epoch_unix_us) + "\"";
+            if (d.preset != Preset::None)
+                s += std::string(",\"") + high_name(d.preset) + "\":" + std::to_string(d.worker_high) + ",\"" +
+                     low_name(d.preset) + "\":" + std::to_string(d.worker_low);
+            s += "}";
             break;
         case Kind::Uuid:
             s += ",\"type\":\"uuidv7\",\"uuid\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +

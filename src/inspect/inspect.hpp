@@ -23,18 +23,34 @@ constexpr int kExitInvalidInput = 1;  // at least one input was not an id
 constexpr int kExitUsage = 2;         // bad command line
 constexpr int kExitOutput = 3;        // the output could not be written
 
-enum class Action { Decode, Help, Version, Usage };
+enum class Action { Decode, Compose, Help, Version, Usage };
 enum class Format { Text, Json };
+// An epoch preset whose ids split the 10 worker bits further: Twitter's
+// datacenter (5 bits) and worker within it (5), Discord's internal worker
+// (5) and internal process (5).
+enum class Preset { None, Twitter, Discord };
 
 struct Request {
     Action action = Action::Decode;
     Format format = Format::Text;
     int64_t epoch_unix_us = 0;       // the epoch of Snowflake ids, in Unix microseconds
     std::string epoch_name;          // "default", "twitter", "discord" or the text given
+    Preset preset = Preset::None;    // --epoch twitter or discord (any case)
     std::vector<std::string> inputs; // ids and UUIDs from the command line; "-" is stdin
     bool read_stdin = false;         // no inputs given: read stdin
     std::string error;               // Action::Usage: what is wrong with the command line
+    int64_t compose_unix_us = 0;     // Action::Compose: the time of --from-timestamp
 };
+
+// --from-timestamp TIME (Action::Compose): the smallest id any node can issue
+// in the millisecond of TIME under the epoch, as snowflake_from_timestamp()
+// in SQL. TIME is an ISO 8601 timestamp with a UTC offset or Unix
+// milliseconds. False, and *why, when TIME lies before the epoch or past the
+// end of its 41-bit millisecond range.
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept;
+// The answer: the id alone (text), or
+//   {"from_timestamp":"2026-01-01T00:00:00.000Z","id":"..."} (JSON).
+std::string format_composed(Format f, int64_t unix_us, int64_t id) noexcept;
 
 // Epoch presets, in Unix milliseconds.
 constexpr int64_t kTwitterEpochMs = 1288834974657;  // 2010-11-04T01:42:54.657Z
@@ -68,7 +84,17 @@ struct Decoded {
     int64_t unix_us = 0;
     // Kind::Invalid: why, as in "not a number"
     std::string error;
+    // Snowflake ids under a preset (add_preset_fields): the worker's two halves
+    Preset preset = Preset::None;
+    int32_t worker_high = 0;  // Twitter: datacenter; Discord: internal worker
+    int32_t worker_low = 0;   // Twitter: worker in the datacenter; Discord: internal process
 };
+
+// Splits the worker id of a Snowflake id by the preset's layout (nothing for
+// other kinds or Preset::None). format_text and format_json then add
+//   Twitter: datacenter=28 datacenter_worker=26
+//   Discord: internal_worker=1 internal_process=0
+void add_preset_fields(Decoded* d, Preset p) noexcept;
 
 // Classifies and decodes one token. Decimal digits are a Snowflake id
 // (0 to 9223372036854775807); 32 hexadecimal digits, optionally in

@@ -17,6 +17,7 @@ namespace {
 struct Run {
     si::Format format;
     int64_t epoch_unix_us;
+    si::Preset preset;
     bool any_invalid = false;
 };
 
@@ -27,7 +28,8 @@ void put(const std::string& s, FILE* f) {
 
 void decode_line(Run& run, std::string_view text, long line) {
     for (std::string_view token : si::split_tokens(text)) {
-        const si::Decoded d = si::decode_token(token, run.epoch_unix_us);
+        si::Decoded d = si::decode_token(token, run.epoch_unix_us);
+        si::add_preset_fields(&d, run.preset);
         if (d.kind == si::Kind::Invalid) {
             run.any_invalid = true;
             std::fflush(stdout);  // keep stdout and stderr in input order on a terminal
@@ -68,6 +70,21 @@ int main(int argc, char** argv) {
         case si::Action::Usage:
             std::fprintf(stderr, "snowflake-inspect: %s\nTry \"snowflake-inspect --help\".\n", r.error.c_str());
             return si::kExitUsage;
+        case si::Action::Compose: {
+            int64_t id = 0;
+            std::string why;
+            if (!si::compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why)) {
+                std::fprintf(stderr, "snowflake-inspect: --from-timestamp %s: %s\n",
+                             si::format_time(r.compose_unix_us).c_str(), why.c_str());
+                return si::kExitInvalidInput;
+            }
+            std::printf("%s\n", si::format_composed(r.format, r.compose_unix_us, id).c_str());
+            if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+                std::perror("snowflake-inspect: writing the output");
+                return si::kExitOutput;
+            }
+            return si::kExitOk;
+        }
         case si::Action::Decode:
             break;
     }
@@ -79,7 +96,7 @@ int main(int argc, char** argv) {
         return si::kExitUsage;
     }
 
-    Run run{r.format, r.epoch_unix_us};
+    Run run{r.format, r.epoch_unix_us, r.preset};
     if (r.read_stdin) {
         decode_stdin(run);
     } else {

@@ -32,6 +32,9 @@ char* lease_prefix = nullptr;
 bool preloaded = false;
 char* http_listen = nullptr;
 char* http_token = nullptr;
+char* http_token_file = nullptr;
+bool http_allow_unauthenticated = false;
+int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 
 bool leasing_configured() {
     if (etcd_endpoints == nullptr) return false;
@@ -134,10 +137,29 @@ bool check_http_listen_hook(char** newval, void**, GucSource) {
     return true;
 }
 
+// snowflake.http_token: at most two tokens (old and new), separated by a
+// comma. Never raises an error, and never repeats the value.
+bool check_http_token_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr) return true;
+    snowflake::core::http::Tokens t;
+    const char* why = snowflake::core::http::add_tokens(&t, *newval);
+    if (why == nullptr) return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("Give one token, or two separated by a comma while clients move from the old "
+                      "one to the new one; each of visible ASCII characters, at most 256 bytes.");
+    return false;
+}
+
+// Nobody reads the token through SHOW, current_setting() or pg_settings,
+// not even members of pg_read_all_settings (who may read GUC_SUPERUSER_ONLY
+// settings): only whether one is set.
+const char* show_http_token() { return http_token != nullptr && http_token[0] != '\0' ? "********" : ""; }
+
 // Values given in the configuration before the settings were defined.
 struct GivenValue {
     const char* name;
     char* raw;  // palloc'd copy, or nullptr when not given
+    bool secret = false;  // not repeated in the error
 };
 
 }  // namespace
@@ -150,7 +172,11 @@ void define_settings() {
                           {"snowflake.etcd_endpoints", nullptr},
                           {"snowflake.lease_ttl", nullptr},
                           {"snowflake.lease_prefix", nullptr},
-                          {"snowflake.http_listen", nullptr}};
+                          {"snowflake.http_listen", nullptr},
+                          {"snowflake.http_token", nullptr, true},
+                          {"snowflake.http_token_file", nullptr},
+                          {"snowflake.http_allow_unauthenticated", nullptr},
+                          {"snowflake.http_max_ids_per_second", nullptr}};
     for (auto& g : given) {
         const char* raw = GetConfigOption(g.name, true, false);
         g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
@@ -206,10 +232,29 @@ void define_settings() {
                                &http_listen, "", PGC_POSTMASTER, 0, check_http_listen_hook, nullptr,
                                nullptr);
     DefineCustomStringVariable("snowflake.http_token",
-                               "Bearer token the HTTP endpoint requires on every path but /healthz.",
-                               "Empty (the default): no token is asked for.", &http_token, "",
-                               PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-                               nullptr, nullptr, nullptr);
+                               "Bearer token the HTTP endpoint requires on every path but the health probes.",
+                               "Empty (the default): no token is asked for. Two tokens separated by a "
+                               "comma are both accepted (a rotation). Shown only as ********.",
+                               &http_token, "", PGC_SIGHUP,
+                               GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+                               check_http_token_hook, nullptr, show_http_token);
+    DefineCustomStringVariable("snowflake.http_token_file",
+                               "File with the Bearer token(s) of the HTTP endpoint, one per line.",
+                               "Empty (the default): none. Read at start and at every reload; it must "
+                               "not be readable by group or others. Relative to the data directory.",
+                               &http_token_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr,
+                               nullptr);
+    DefineCustomBoolVariable("snowflake.http_allow_unauthenticated",
+                             "Allows the HTTP endpoint without a token on a non-loopback address.",
+                             "Off (the default): such a configuration stops the server at start.",
+                             &http_allow_unauthenticated, false, PGC_SIGHUP, 0, nullptr, nullptr,
+                             nullptr);
+    DefineCustomIntVariable("snowflake.http_max_ids_per_second",
+                            "Most ids per second the HTTP endpoint hands out; more are refused with 429.",
+                            "0 turns the ceiling off; the default is half of what one node can issue "
+                            "(4,096 ids a millisecond), so that SQL callers keep the rest.",
+                            &http_max_ids_per_second, kDefaultHttpMaxIdsPerSecond, 0, 4096000,
+                            PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("snowflake");
 
     // Check each given value again through the GUC machinery, without applying
@@ -233,7 +278,8 @@ void define_settings() {
         if (edata != nullptr) {
             ereport(FATAL,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("invalid value for parameter \"%s\": \"%s\"", g.name, g.raw),
+                     errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
+                            g.secret ? "(not shown)" : g.raw),
                      edata->detail != nullptr ? errdetail("%s", edata->detail)
                                               : errdetail("%s.", edata->message),
                      errhint("Correct %s in the server configuration. The server does not start "

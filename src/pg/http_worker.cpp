@@ -18,13 +18,25 @@
 // with the error only; the ids taken before it are dropped (a gap, never an
 // id given twice). An error can never unwind through libmicrohttpd's frames.
 //
-// Limits: at most http::kMaxConnections connections (more are closed at
-// once), a connection idle for kIdleTimeoutS seconds is closed, a request's
-// headers must fit in kConnectionMemory bytes (larger: 431 from
+// Limits: at most http::kMaxConnections connections; http::kSpareConnections
+// more are accepted only to be answered 503 with Retry-After and closed
+// (beyond those, connections wait in the listen queue). A connection idle
+// for http::kIdleTimeoutS seconds is closed (keep-alive answers say so), a
+// request's headers must fit in kConnectionMemory bytes (larger: 431 from
 // libmicrohttpd), and a client has http::kClientTurnLimitMs to send each
 // request and as long to read each answer (core::http::ClientClocks; the
 // worker shuts down the socket of a client past it, and libmicrohttpd then
 // closes the connection). The worker itself never blocks on a client.
+// HTTP ids are also held to snowflake.http_max_ids_per_second (a token
+// bucket, core::http::IdRateLimit; 429 beyond it).
+//
+// Access: the Bearer tokens (snowflake.http_token, snowflake.http_token_file)
+// are read at start and at every reload into one core::http::Tokens. Without
+// a token, a non-loopback address stops the server at start (unless
+// snowflake.http_allow_unauthenticated), and requests whose Host is not the
+// listen address or localhost are refused (DNS rebinding). The health
+// probes need no token; /readyz gives its full reason only to a request
+// that carries a valid one.
 
 #include <cerrno>
 #include <cstdarg>
@@ -34,9 +46,12 @@
 #include <cstring>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/http_api.hpp"
 #include "snowflake.hpp"
@@ -60,7 +75,6 @@ namespace snowflake::pg {
 namespace {
 
 constexpr long kTurnMs = 100;  // longest wait between turns of the loop
-constexpr unsigned kIdleTimeoutS = 10;
 constexpr size_t kConnectionMemory = 16 * 1024;
 constexpr size_t kMetricsCapacity = 64 * 1024;  // the worst case is under 48 KiB (http_api_test)
 constexpr size_t kSmallCapacity = 2048;
@@ -74,7 +88,13 @@ int marker;  // *con_cls of a GET request whose headers were seen
 // Each connection's client time (the slot is the connection's socket
 // context, plus one), and the connection in each slot.
 http::ClientClocks clocks;
-MHD_Connection* slot_connection[http::kMaxConnections];
+MHD_Connection* slot_connection[http::kSlots];
+
+// Who may ask (read at start and at every reload), and the ceiling on ids.
+http::Tokens tokens;
+http::ListenAddress listen_address;
+http::AddressKind listen_kind = http::AddressKind::Loopback;
+http::IdRateLimit id_rate;
 
 // Requests answered since this worker started (/metrics).
 http::RequestStats request_stats;
@@ -96,7 +116,7 @@ void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_Connecti
         if (slot >= 0)
             slot_connection[slot] = c;
         else  // cannot happen: libmicrohttpd keeps to the same limit
-            elog(LOG, "snowflake HTTP endpoint: a connection beyond %d has no time limit", http::kMaxConnections);
+            elog(LOG, "snowflake HTTP endpoint: a connection beyond %d has no time limit", http::kSlots);
         *socket_context = reinterpret_cast<void*>(static_cast<intptr_t>(slot + 1));
     } else {
         const int slot = static_cast<int>(reinterpret_cast<intptr_t>(*socket_context)) - 1;
@@ -120,8 +140,8 @@ void on_completed(void*, MHD_Connection* c, void**, MHD_RequestTerminationCode) 
 // by then (a client whose request waited while the worker answered others
 // is not cut off for the worker's delay).
 void close_overdue_clients(int64_t now_ms) {
-    int slots[http::kMaxConnections];
-    const int n = clocks.overdue(now_ms, slots, http::kMaxConnections);
+    int slots[http::kSlots];
+    const int n = clocks.overdue(now_ms, slots, http::kSlots);
     for (int i = 0; i < n; i++) {
         MHD_Connection* c = slot_connection[slots[i]];
         const MHD_ConnectionInfo* info =
@@ -215,7 +235,8 @@ struct Reply {
     const char* content_type = "application/json";
     const char* allow = nullptr;  // 405
     bool www_authenticate = false;  // 401
-    bool retry_after = false;       // 503 of the id path: "Retry-After: 1"
+    int64_t retry_after_s = 0;      // > 0: "Retry-After" (503 of the id path: 1)
+    bool close = false;             // "Connection: close"
 };
 
 const char kOutOfMemory[] =
@@ -236,7 +257,7 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
 
 void id_error_reply(Reply* r, const ErrorReply& e) {
     error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
-    r->retry_after = true;
+    r->retry_after_s = 1;
 }
 
 void ids_batch(Reply* r, int32_t count) {
@@ -308,14 +329,27 @@ void decode(Reply* r, const char* id_text) {
     r->status = MHD_HTTP_OK;
 }
 
-void healthz(Reply* r) {
+// /readyz (and /healthz): the full reason only to a request with a valid
+// token; to others what is wrong without the details (etcd endpoints and
+// errors, the lease holder's host, port and system identifier).
+void readyz(Reply* r, bool full_reason) {
     char code[6] = "";
     char reason[512] = "";
+    char brief[512] = "";
     const bool ready = generator_ready(code, reason, sizeof(reason));
+    if (!full_reason) (void)http::short_reason(brief, sizeof(brief), reason);
     r->body = static_cast<char*>(malloc(kSmallCapacity));
     if (r->body == nullptr) return;
-    r->len = http::format_health_json(r->body, kSmallCapacity, ready, code, reason);
+    r->len = http::format_health_json(r->body, kSmallCapacity, ready, code, full_reason ? reason : brief);
     r->status = ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+}
+
+// /livez: the worker answers (whatever the generator's state).
+void livez(Reply* r) {
+    r->body = static_cast<char*>(malloc(kSmallCapacity));
+    if (r->body == nullptr) return;
+    r->len = http::format_health_json(r->body, kSmallCapacity, true, nullptr, nullptr);
+    r->status = MHD_HTTP_OK;
 }
 
 void metrics(Reply* r) {
@@ -339,39 +373,59 @@ void metrics(Reply* r) {
     r->status = MHD_HTTP_OK;
 }
 
-// The "count" arguments of the query: how many, and the first one's value.
-struct CountArg {
-    int occurrences = 0;
-    const char* value = nullptr;
+// The query's parameters: the first kMaxNames names (enough: an endpoint
+// takes at most one), and the first "count" value.
+constexpr int kMaxNames = 32;
+struct QueryArgs {
+    int n = 0;
+    const char* names[kMaxNames];
+    int counts = 0;
+    const char* count = nullptr;
 };
 
-MHD_Result count_arg(void* cls, MHD_ValueKind, const char* key, const char* value) {
-    auto* a = static_cast<CountArg*>(cls);
-    if (key != nullptr && strcmp(key, "count") == 0) {
-        if (a->occurrences++ == 0) a->value = value;
-    }
+MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    auto* a = static_cast<QueryArgs*>(cls);
+    if (a->n < kMaxNames) a->names[a->n++] = key;
+    if (key != nullptr && strcmp(key, "count") == 0 && a->counts++ == 0) a->count = value;
     return MHD_YES;
-}
-
-bool parse_count_arg(MHD_Connection* c, int32_t* count) {
-    CountArg a;
-    (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_arg, &a);
-    return http::parse_count(a.occurrences, a.value, count);
 }
 
 // What to answer to a request whose headers are complete.
 void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
     const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (http::needs_token(route.endpoint) && !http::bearer_ok(auth, http_token)) {
+    if (route.endpoint != http::Endpoint::Livez &&
+        !http::exposure_allowed(listen_kind, tokens.configured, http_allow_unauthenticated)) {
+        // The token was removed at a reload: the server would not start so.
+        // (/livez still answers: a liveness probe must not restart the server.)
+        error_reply(r, MHD_HTTP_FORBIDDEN, "28000", "no token is set for a non-loopback address",
+                    "Set snowflake.http_token or snowflake.http_token_file, or "
+                    "snowflake.http_allow_unauthenticated = on, and reload.");
+        return;
+    }
+    if (!tokens.configured) {
+        const char* host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+        if (!http::host_allowed(host, listen_address, listen_kind)) {
+            char message[200];
+            snprintf(message, sizeof(message), "host \"%.100s\" is not the address of this endpoint", host);
+            error_reply(r, MHD_HTTP_FORBIDDEN, "28000", message,
+                        "Without snowflake.http_token, requests must name the listen address or "
+                        "localhost in Host (a defence against DNS rebinding); set a token to serve "
+                        "other names.");
+            return;
+        }
+    }
+    const bool authorized = http::authorized(tokens, auth);
+    if (http::needs_token(route.endpoint) && !authorized) {
         error_reply(r, MHD_HTTP_UNAUTHORIZED, "28000", "missing or wrong bearer token",
-                    "Send the header \"Authorization: Bearer\" with the token of snowflake.http_token.");
+                    "Send the header \"Authorization: Bearer\" with a token of snowflake.http_token "
+                    "or snowflake.http_token_file.");
         r->www_authenticate = true;
         return;
     }
     if (route.endpoint == http::Endpoint::NotFound) {
         error_reply(r, MHD_HTTP_NOT_FOUND, "42704", "no such path",
-                    "Paths: /v1/ids/batch?count=N, /v1/ids/{id}, /v1/uuids/batch?count=N, /healthz, "
-                    "/metrics.");
+                    "Paths: /v1/ids/batch?count=N, /v1/ids/{id}, /v1/uuids/batch?count=N, /livez, "
+                    "/readyz (or /healthz), /metrics.");
         return;
     }
     if (!route.method_allowed) {
@@ -380,25 +434,55 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
         r->allow = http::allowed_methods(route.endpoint);
         return;
     }
+    QueryArgs args;
+    (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+    const http::QueryVerdict q = http::check_query(route.endpoint, args.names, args.n);
+    if (q.kind != http::QueryVerdict::Kind::Ok) {
+        char message[200];
+        if (q.kind == http::QueryVerdict::Kind::Repeated)
+            snprintf(message, sizeof(message), "query parameter \"%.64s\" is given more than once", q.name);
+        else
+            snprintf(message, sizeof(message), "unknown query parameter \"%.64s\"", q.name);
+        error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", message,
+                    route.endpoint == http::Endpoint::IdsBatch || route.endpoint == http::Endpoint::UuidsBatch
+                        ? "This path takes one parameter, count, at most once."
+                        : "This path takes no query parameters.");
+        return;
+    }
     int32_t count = 1;
     switch (route.endpoint) {
         case http::Endpoint::IdsBatch:
         case http::Endpoint::UuidsBatch:
-            if (!parse_count_arg(c, &count)) {
+            if (!http::parse_count(args.counts, args.count, &count)) {
                 error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", "count must be a number from 1 to 10000",
                             "Give count once, as decimal digits; without it, one value is returned.");
                 return;
             }
-            if (route.endpoint == http::Endpoint::IdsBatch)
+            if (route.endpoint == http::Endpoint::IdsBatch) {
+                const http::IdRateLimit::Verdict v = id_rate.take(count, monotonic_us());
+                if (!v.allowed) {
+                    char hint[200];
+                    snprintf(hint, sizeof(hint),
+                             "Retry after %lld s; snowflake.http_max_ids_per_second is %d.",
+                             static_cast<long long>(v.retry_after_s), http_max_ids_per_second);
+                    error_reply(r, MHD_HTTP_TOO_MANY_REQUESTS, "53400",
+                                "too many ids requested over HTTP", hint);
+                    r->retry_after_s = v.retry_after_s;
+                    return;
+                }
                 ids_batch(r, count);
-            else
+            } else {
                 uuids_batch(r, count);
+            }
             return;
         case http::Endpoint::IdDecode:
             decode(r, route.id_text);
             return;
-        case http::Endpoint::Healthz:
-            healthz(r);
+        case http::Endpoint::Livez:
+            livez(r);
+            return;
+        case http::Endpoint::Readyz:
+            readyz(r, tokens.configured && authorized);
             return;
         case http::Endpoint::Metrics:
             metrics(r);
@@ -408,7 +492,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
     }
 }
 
-MHD_Result send_reply(MHD_Connection* c, Reply* r) {
+MHD_Result send_reply(MHD_Connection* c, const char* version, Reply* r) {
     MHD_Response* resp;
     if (r->body != nullptr && r->len > 0) {
         resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
@@ -426,36 +510,71 @@ MHD_Result send_reply(MHD_Connection* c, Reply* r) {
     if (r->allow != nullptr) (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (r->www_authenticate)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"snowflake\"");
-    if (r->retry_after) (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (r->retry_after_s > 0) {
+        char v[24];
+        snprintf(v, sizeof(v), "%lld", static_cast<long long>(r->retry_after_s));
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+    }
+    const char* connection = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION);
+    if (r->close) {
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    } else if (http::keeps_alive(version, connection, false)) {
+        char v[32];
+        snprintf(v, sizeof(v), "timeout=%u", http::kIdleTimeoutS);
+        (void)MHD_add_response_header(resp, "Keep-Alive", v);
+    }
     const MHD_Result ret = MHD_queue_response(c, r->status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
+// Answers at once and closes the connection (the request's body, if any,
+// is not read).
+MHD_Result answer_and_close(MHD_Connection* c, const char* version, Reply* r) {
+    r->close = true;
+    return send_reply(c, version, r);
+}
+
 // libmicrohttpd's access handler. A GET or HEAD is answered once the
 // request is complete (its second call), which keeps the connection
-// alive; any other method at once, which closes it after the answer.
-MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char* method, const char*,
+// alive; any other method at once, which closes it after the answer, as do
+// a GET or HEAD with a body (400) and a connection beyond the limit (503).
+MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char* method, const char* version,
                           const char*, size_t* upload_size, void** con_cls) {
     const http::Route route = http::route(method, url);
     const bool get_or_head = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    const int slot = slot_of(c);
+    if (*con_cls == nullptr && !clocks.admitted(slot)) {
+        *con_cls = &marker;
+        Reply r;
+        error_reply(&r, MHD_HTTP_SERVICE_UNAVAILABLE, "53300", "too many connections",
+                    "The endpoint serves 64 connections at once; retry, or keep fewer connections open.");
+        r.retry_after_s = 1;
+        return answer_and_close(c, version, &r);
+    }
     if (get_or_head && *con_cls == nullptr) {
         *con_cls = &marker;
-        return MHD_YES;
+        const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char* te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        if (!http::has_body(length, te)) return MHD_YES;
+        Reply r;
+        error_reply(&r, MHD_HTTP_BAD_REQUEST, "08P01", "a GET or HEAD request must not have a body",
+                    "Send the parameters in the query string, with no body.");
+        return answer_and_close(c, version, &r);
     }
     if (get_or_head && *upload_size != 0) {
-        *upload_size = 0;  // a body on a GET is ignored
+        *upload_size = 0;  // cannot happen: refused above
         return MHD_YES;
     }
     Reply r;
     const int64_t started_us = monotonic_us();
-    const int slot = slot_of(c);
     clocks.server_turn(slot);
     const MemoryContext old = MemoryContextSwitchTo(request_cxt);
     decide(c, route, &r);
     MemoryContextSwitchTo(old);
     MemoryContextReset(request_cxt);
-    const MHD_Result ret = send_reply(c, &r);
+    if (!get_or_head) r.close = true;  // libmicrohttpd closes it: say so
+    const MHD_Result ret = send_reply(c, version, &r);
     request_stats.record(route.endpoint, static_cast<int>(r.status), monotonic_us() - started_us);
     clocks.client_turn(slot, mono_ms());  // to read the answer
     return ret;
@@ -484,6 +603,66 @@ __attribute__((format(printf, 2, 0))) void log_mhd(void*, const char* fmt, va_li
     ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: %s", buf)));
 }
 
+// The tokens of snowflake.http_token and snowflake.http_token_file, into
+// *out (configured when either is set). Plain POSIX calls, no error raised:
+// nullptr, or why the file was not used (then none of its tokens is in
+// *out, which stays configured: nothing is accepted rather than anything).
+const char* load_tokens(http::Tokens* out, char* why, size_t cap) {
+    *out = http::Tokens{};
+    const bool has_file = http_token_file != nullptr && http_token_file[0] != '\0';
+    out->configured = has_file || (http_token != nullptr && http_token[0] != '\0');
+    // The setting's check hook accepted it.
+    if (http::add_tokens(out, http_token) != nullptr) return "snowflake.http_token is invalid.";
+    if (!has_file) return nullptr;
+    // O_NONBLOCK: a FIFO must not hold up the start (it is refused below).
+    const int fd = open(http_token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        snprintf(why, cap, "could not open it: %s.", strerror(errno));
+        return why;
+    }
+    struct stat st;
+    char text[4097];
+    ssize_t n = 0;
+    const char* problem = nullptr;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, cap, "could not stat it: %s.", strerror(errno));
+        problem = why;
+    } else if (!S_ISREG(st.st_mode)) {
+        problem = "It is not a regular file.";
+    } else if (st.st_uid != geteuid() && st.st_uid != 0) {
+        problem = "It is owned by neither the server's user nor root.";
+    } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        problem = "It is readable or writable by group or others; allow its owner only (chmod 600).";
+    } else if ((n = read(fd, text, sizeof(text) - 1)) < 0) {
+        snprintf(why, cap, "could not read it: %s.", strerror(errno));
+        problem = why;
+    } else if (n == static_cast<ssize_t>(sizeof(text) - 1)) {
+        problem = "It is longer than 4 kB.";
+    }
+    close(fd);
+    if (problem != nullptr) return problem;
+    text[n] = '\0';
+    http::Tokens from_file = *out;
+    if (const char* bad = http::add_tokens(&from_file, text)) {
+        snprintf(why, cap, "%s", bad);
+        return why;
+    }
+    *out = from_file;
+    memset(text, 0, sizeof(text));
+    return nullptr;
+}
+
+// At start and at every reload, in the worker: the tokens and the ceiling.
+void load_settings() {
+    char why[256];
+    if (const char* problem = load_tokens(&tokens, why, sizeof(why)))
+        ereport(LOG, (errmsg("snowflake HTTP endpoint: could not use snowflake.http_token_file \"%s\"; no "
+                             "token is accepted until it is fixed",
+                             http_token_file),
+                      errdetail("%s", problem)));
+    id_rate.set_rate(http_max_ids_per_second, monotonic_us());
+}
+
 // The daemon on the configured address, or nullptr (and a LOG line).
 MHD_Daemon* start_daemon() {
     http::ListenAddress a;
@@ -507,14 +686,18 @@ MHD_Daemon* start_daemon() {
         elog(LOG, "snowflake HTTP endpoint: invalid snowflake.http_listen \"%s\"", http_listen);
         return nullptr;
     }
+    listen_address = a;
+    listen_kind = a.ipv6 ? http::classify_address(true, reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr.s6_addr)
+                         : http::classify_address(
+                               false, reinterpret_cast<unsigned char*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr));
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (a.ipv6) flags |= MHD_USE_IPv6;
     errno = 0;
     MHD_Daemon* d = MHD_start_daemon(
         flags, static_cast<uint16_t>(a.port), nullptr, nullptr, &handle_request, nullptr,
         MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&ss),
-        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(http::kMaxConnections),
-        MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutS,
+        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(http::kSlots),
+        MHD_OPTION_CONNECTION_TIMEOUT, http::kIdleTimeoutS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
         MHD_OPTION_EXTERNAL_LOGGER, &log_mhd, nullptr,
         MHD_OPTION_UNESCAPE_CALLBACK, &unescape, nullptr,
@@ -534,6 +717,32 @@ MHD_Daemon* start_daemon() {
 }  // namespace
 
 void register_http_worker() {
+    // Safe defaults, checked in the postmaster at start: a token file that
+    // cannot be used, or a non-loopback address without a token (unless
+    // allowed), stop the server.
+    http::ListenAddress a;
+    unsigned char addr[16] = {0};
+    if (http::parse_listen(http_listen, &a) == nullptr && inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host, addr) == 1) {
+        http::Tokens t;
+        char why[256];
+        if (const char* problem = load_tokens(&t, why, sizeof(why)))
+            ereport(FATAL, (errcode(ERRCODE_CONFIG_FILE_ERROR),
+                            errmsg("could not use snowflake.http_token_file \"%s\"", http_token_file),
+                            errdetail("%s", problem),
+                            errhint("Write one token per line (at most two) into a file that only the "
+                                    "server's user can read.")));
+        if (!http::exposure_allowed(http::classify_address(a.ipv6, addr), t.configured,
+                                    http_allow_unauthenticated))
+            ereport(FATAL,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("snowflake.http_listen \"%s\" is not a loopback address, and no "
+                            "snowflake.http_token is set",
+                            http_listen),
+                     errdetail("Anyone who can reach the address would get ids without a token."),
+                     errhint("Set snowflake.http_token or snowflake.http_token_file, listen on "
+                             "127.0.0.1, or set snowflake.http_allow_unauthenticated = on to serve "
+                             "without a token.")));
+    }
     // Started with the postmaster, so that /healthz answers during recovery
     // and on a standby.
     register_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
@@ -551,6 +760,7 @@ extern "C" void snowflake_http_worker_main(Datum) {
     sp::id_wait_yields = true;
     sp::request_cxt = AllocSetContextCreate(TopMemoryContext, "snowflake HTTP request",
                                             ALLOCSET_DEFAULT_SIZES);
+    sp::load_settings();
     MHD_Daemon* d = sp::start_daemon();
     if (d == nullptr) proc_exit(1);  // started again after bgw_restart_time
     const MHD_DaemonInfo* info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
@@ -578,6 +788,7 @@ extern "C" void snowflake_http_worker_main(Datum) {
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
+            sp::load_settings();
         }
         const int64_t turn_ms = sp::mono_ms();
         (void)MHD_run(d);

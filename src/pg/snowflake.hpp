@@ -69,7 +69,11 @@ extern bool preloaded;           // loaded through shared_preload_libraries
 // Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
 bool leasing_configured();
 extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
-extern char* http_token;         // Bearer token the HTTP endpoint requires, "" for none
+extern char* http_token;         // Bearer token(s) the HTTP endpoint requires, "" for none
+extern char* http_token_file;    // a file with the token(s), "" for none
+extern bool http_allow_unauthenticated;  // no token beyond loopback is allowed
+extern int http_max_ids_per_second;      // 0: no ceiling
+constexpr int kDefaultHttpMaxIdsPerSecond = 2048000;  // half of 4,096 ids a millisecond
 void define_settings();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.

@@ -15,14 +15,17 @@ using namespace snowflake::core::http;
 TEST(HttpRoute, Paths) {
     EXPECT_EQ(route("GET", "/v1/ids/batch").endpoint, Endpoint::IdsBatch);
     EXPECT_EQ(route("GET", "/v1/uuids/batch").endpoint, Endpoint::UuidsBatch);
-    EXPECT_EQ(route("GET", "/healthz").endpoint, Endpoint::Healthz);
+    EXPECT_EQ(route("GET", "/healthz").endpoint, Endpoint::Readyz);
+    EXPECT_EQ(route("GET", "/readyz").endpoint, Endpoint::Readyz);
+    EXPECT_EQ(route("GET", "/livez").endpoint, Endpoint::Livez);
     EXPECT_EQ(route("GET", "/metrics").endpoint, Endpoint::Metrics);
     const Route r = route("GET", "/v1/ids/123");
     EXPECT_EQ(r.endpoint, Endpoint::IdDecode);
     EXPECT_STREQ(r.id_text, "123");
     EXPECT_EQ(route("GET", "/v1/ids/").endpoint, Endpoint::IdDecode);
     for (const char* p : {"/", "", "/v1", "/v1/ids", "/v1/uuids", "/v1/uuids/1", "/healthz/", "/metrics/x",
-                          "/V1/ids/batch", "//v1/ids/batch", "/v2/ids/batch"})
+                          "/V1/ids/batch", "//v1/ids/batch", "/v2/ids/batch", "/v1/ids/batch/",
+                          "/v1/ids/1/", "/v1/ids/batch/x", "/v1/ids//", "/livez/", "/readyz/"})
         EXPECT_EQ(route("GET", p).endpoint, Endpoint::NotFound) << p;
     EXPECT_EQ(route(nullptr, "/healthz").endpoint, Endpoint::NotFound);
 }
@@ -36,13 +39,15 @@ TEST(HttpRoute, Methods) {
     EXPECT_FALSE(route("HEAD", "/v1/ids/batch").method_allowed);
     EXPECT_FALSE(route("HEAD", "/v1/uuids/batch").method_allowed);
     EXPECT_STREQ(allowed_methods(Endpoint::IdsBatch), "GET");
-    EXPECT_STREQ(allowed_methods(Endpoint::Healthz), "GET, HEAD");
+    EXPECT_STREQ(allowed_methods(Endpoint::Readyz), "GET, HEAD");
+    EXPECT_TRUE(route("HEAD", "/livez").method_allowed);
     for (const char* m : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS", "get", "TRACE"})
         EXPECT_FALSE(route(m, "/v1/ids/batch").method_allowed) << m;
 }
 
 TEST(HttpRoute, Token) {
-    EXPECT_FALSE(needs_token(Endpoint::Healthz));
+    EXPECT_FALSE(needs_token(Endpoint::Readyz));
+    EXPECT_FALSE(needs_token(Endpoint::Livez));
     EXPECT_TRUE(needs_token(Endpoint::Metrics));
     EXPECT_TRUE(needs_token(Endpoint::IdsBatch));
     EXPECT_TRUE(needs_token(Endpoint::NotFound));
@@ -337,12 +342,12 @@ TEST(HttpMetrics, BuildStartAndRequests) {
               std::string::npos);
     // Status codes are bounded: past the table, "other".
     RequestStats many;
-    for (int code = 200; code < 200 + RequestStats::kMaxCodes + 5; code++) many.record(Endpoint::Healthz, code, 1);
+    for (int code = 200; code < 200 + RequestStats::kMaxCodes + 5; code++) many.record(Endpoint::Readyz, code, 1);
     h.requests = &many;
     text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
-    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"healthz\",code=\"other\"} 6\n"),
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"readyz\",code=\"other\"} 6\n"),
               std::string::npos);
-    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"healthz\",code=\"222\"} 1\n"),
+    EXPECT_NE(text.find("\nsnowflake_http_requests_total{endpoint=\"readyz\",code=\"222\"} 1\n"),
               std::string::npos);
     EXPECT_EQ(text.find("code=\"223\""), std::string::npos);
     // The worst case fits the worker's buffer (kMetricsCapacity in
@@ -457,11 +462,20 @@ TEST(ClientClocks, SlotsAreReusedAndLimited) {
         slots[i] = c.open(i);
         ASSERT_EQ(slots[i], i);
     }
+    for (int i = 0; i < kMaxConnections; i++) EXPECT_TRUE(c.admitted(slots[i]));
+    // The spare slots: open, but not admitted (answered 503 and closed).
+    for (int i = 0; i < kSpareConnections; i++) {
+        const int spare = c.open(100);
+        EXPECT_EQ(spare, kMaxConnections + i);
+        EXPECT_FALSE(c.admitted(spare));
+    }
     EXPECT_EQ(c.open(100), -1);
-    EXPECT_EQ(c.in_use(), kMaxConnections);
+    EXPECT_EQ(c.in_use(), kSlots);
+    for (int i = 0; i < kSpareConnections; i++) c.close(kMaxConnections + i);
     c.close(slots[10]);
     EXPECT_EQ(c.in_use(), kMaxConnections - 1);
     EXPECT_EQ(c.open(200), 10);
+    EXPECT_TRUE(c.admitted(10));
     // A reused slot starts fresh: only the old connections are overdue.
     int out[kMaxConnections];
     EXPECT_EQ(c.overdue(200 + kClientTurnLimitMs, out, kMaxConnections), kMaxConnections - 1);
@@ -486,4 +500,218 @@ TEST(ClientClocks, OverdueNamesAtMostCapAndTheRestLater) {
     EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, 2), 2);
     EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, kMaxConnections), 3);
     EXPECT_EQ(c.overdue(kClientTurnLimitMs + 1, out, kMaxConnections), 0);
+}
+
+TEST(ClientClocks, SpareSlotsHaveAShortLimitAndDoNotCount) {
+    ClientClocks c;
+    for (int i = 0; i < kMaxConnections; i++) c.open(0);
+    const int spare = c.open(0);
+    ASSERT_EQ(spare, kMaxConnections);
+    EXPECT_FALSE(c.admitted(spare));
+    int out[kSlots];
+    EXPECT_EQ(c.overdue(kSpareTurnLimitMs, out, kSlots), 0);
+    ASSERT_EQ(c.overdue(kSpareTurnLimitMs + 1, out, kSlots), 1);
+    EXPECT_EQ(out[0], spare);
+    // One admitted connection goes: the next one is admitted, though a spare
+    // one is still open.
+    c.close(3);
+    const int next = c.open(50);
+    EXPECT_EQ(next, 3);
+    EXPECT_TRUE(c.admitted(next));
+    EXPECT_FALSE(c.admitted(c.open(60)));
+    EXPECT_FALSE(c.admitted(-1));
+    EXPECT_FALSE(c.admitted(kSlots));
+}
+
+TEST(HttpQuery, OnlyCountOnTheBatchesOnce) {
+    const char* none[] = {nullptr};
+    EXPECT_EQ(check_query(Endpoint::IdsBatch, none, 0).kind, QueryVerdict::Kind::Ok);
+    const char* count[] = {"count"};
+    EXPECT_EQ(check_query(Endpoint::IdsBatch, count, 1).kind, QueryVerdict::Kind::Ok);
+    EXPECT_EQ(check_query(Endpoint::UuidsBatch, count, 1).kind, QueryVerdict::Kind::Ok);
+    const char* twice[] = {"count", "count"};
+    QueryVerdict v = check_query(Endpoint::IdsBatch, twice, 2);
+    EXPECT_EQ(v.kind, QueryVerdict::Kind::Repeated);
+    EXPECT_STREQ(v.name, "count");
+    const char* other[] = {"count", "other", "count"};
+    v = check_query(Endpoint::IdsBatch, other, 3);
+    EXPECT_EQ(v.kind, QueryVerdict::Kind::Unknown);
+    EXPECT_STREQ(v.name, "other");
+    for (Endpoint e : {Endpoint::Readyz, Endpoint::Livez, Endpoint::Metrics, Endpoint::IdDecode}) {
+        v = check_query(e, count, 1);
+        EXPECT_EQ(v.kind, QueryVerdict::Kind::Unknown);
+        EXPECT_STREQ(v.name, "count");
+    }
+    const char* empty[] = {nullptr};
+    v = check_query(Endpoint::IdsBatch, empty, 1);
+    EXPECT_EQ(v.kind, QueryVerdict::Kind::Unknown);
+    EXPECT_STREQ(v.name, "");
+    const char* upper[] = {"Count"};
+    EXPECT_EQ(check_query(Endpoint::IdsBatch, upper, 1).kind, QueryVerdict::Kind::Unknown);
+}
+
+TEST(HttpBody, ContentLengthAndTransferEncoding) {
+    EXPECT_FALSE(has_body(nullptr, nullptr));
+    EXPECT_FALSE(has_body("0", nullptr));
+    EXPECT_FALSE(has_body("000", nullptr));
+    EXPECT_FALSE(has_body(" 0 ", nullptr));
+    EXPECT_TRUE(has_body("3", nullptr));
+    EXPECT_TRUE(has_body("10", nullptr));
+    EXPECT_TRUE(has_body("", nullptr));
+    EXPECT_TRUE(has_body("0x", nullptr));
+    EXPECT_TRUE(has_body(nullptr, "chunked"));
+    EXPECT_TRUE(has_body("0", "chunked"));
+}
+
+TEST(HttpKeepAlive, AsLibmicrohttpdDecides) {
+    EXPECT_TRUE(keeps_alive("HTTP/1.1", nullptr, false));
+    EXPECT_TRUE(keeps_alive("HTTP/1.1", "keep-alive", false));
+    EXPECT_FALSE(keeps_alive("HTTP/1.1", "close", false));
+    EXPECT_FALSE(keeps_alive("HTTP/1.1", "Upgrade, Close", false));
+    EXPECT_TRUE(keeps_alive("HTTP/1.1", "closed", false));
+    EXPECT_FALSE(keeps_alive("HTTP/1.1", nullptr, true));
+    EXPECT_FALSE(keeps_alive("HTTP/1.0", nullptr, false));
+    EXPECT_TRUE(keeps_alive("HTTP/1.0", "Keep-Alive", false));
+    EXPECT_FALSE(keeps_alive(nullptr, nullptr, false));
+    EXPECT_EQ(kIdleTimeoutS, 10u);
+}
+
+TEST(HttpHealth, ShortReasonStopsBeforeTheDetails) {
+    char out[128];
+    EXPECT_EQ(short_reason(out, sizeof(out),
+                           "no worker id lease is held: the lease worker is acquiring a worker id; last "
+                           "error: connection refused to http://10.0.0.1:2379"),
+              26u);
+    EXPECT_STREQ(out, "no worker id lease is held");
+    short_reason(out, sizeof(out), "worker id 3 is held by another node: db2:5432 (system identifier 7)");
+    EXPECT_STREQ(out, "worker id 3 is held by another node");
+    short_reason(out, sizeof(out), "could not extend the worker id's reservation in etcd: etcdserver: no space");
+    EXPECT_STREQ(out, "could not extend the worker id's reservation in etcd");
+    short_reason(out, sizeof(out), "cannot issue snowflake ids during recovery");
+    EXPECT_STREQ(out, "cannot issue snowflake ids during recovery");
+    short_reason(out, sizeof(out), "");
+    EXPECT_STREQ(out, "");
+    short_reason(out, sizeof(out), nullptr);
+    EXPECT_STREQ(out, "");
+    EXPECT_EQ(short_reason(out, 5, "abcdefgh"), 4u);
+    EXPECT_STREQ(out, "abcd");
+}
+
+TEST(HttpTokens, TwoTokensForARotation) {
+    Tokens t;
+    EXPECT_TRUE(authorized(t, nullptr)) << "none configured";
+    t.configured = true;
+    EXPECT_EQ(add_tokens(&t, " old-token , new-token "), nullptr);
+    ASSERT_EQ(t.n, 2);
+    EXPECT_STREQ(t.token[0], "old-token");
+    EXPECT_STREQ(t.token[1], "new-token");
+    EXPECT_TRUE(authorized(t, "Bearer old-token"));
+    EXPECT_TRUE(authorized(t, "Bearer new-token"));
+    EXPECT_FALSE(authorized(t, "Bearer old-token, new-token"));
+    EXPECT_FALSE(authorized(t, "Bearer other"));
+    EXPECT_FALSE(authorized(t, nullptr));
+    EXPECT_FALSE(authorized(t, "Bearer "));
+    // A file's lines.
+    Tokens f;
+    f.configured = true;
+    EXPECT_EQ(add_tokens(&f, "file-a\r\nfile-b\n\n"), nullptr);
+    ASSERT_EQ(f.n, 2);
+    EXPECT_TRUE(authorized(f, "Bearer file-b"));
+    // Refused, and nothing added.
+    Tokens r;
+    r.configured = true;
+    EXPECT_NE(add_tokens(&r, "a,b,c"), nullptr);
+    EXPECT_NE(add_tokens(&r, "a b"), nullptr);
+    EXPECT_NE(add_tokens(&r, "caf\xc3\xa9"), nullptr);
+    EXPECT_NE(add_tokens(&r, std::string(257, 'x').c_str()), nullptr);
+    EXPECT_EQ(r.n, 0);
+    EXPECT_FALSE(authorized(r, "Bearer a")) << "configured, none readable: nothing accepted";
+    EXPECT_FALSE(authorized(r, nullptr));
+    EXPECT_EQ(add_tokens(&r, std::string(256, 'x').c_str()), nullptr);
+    EXPECT_EQ(add_tokens(&r, ",,"), nullptr);
+    EXPECT_EQ(r.n, 1);
+}
+
+TEST(HttpListen, AddressKinds) {
+    const unsigned char lo4[4] = {127, 0, 0, 1}, lo4b[4] = {127, 1, 2, 3}, any4[4] = {0, 0, 0, 0},
+                        ten[4] = {10, 0, 0, 1};
+    EXPECT_EQ(classify_address(false, lo4), AddressKind::Loopback);
+    EXPECT_EQ(classify_address(false, lo4b), AddressKind::Loopback);
+    EXPECT_EQ(classify_address(false, any4), AddressKind::Wildcard);
+    EXPECT_EQ(classify_address(false, ten), AddressKind::Other);
+    unsigned char v6[16] = {0};
+    EXPECT_EQ(classify_address(true, v6), AddressKind::Wildcard);
+    v6[15] = 1;
+    EXPECT_EQ(classify_address(true, v6), AddressKind::Loopback);
+    const unsigned char mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1};
+    EXPECT_EQ(classify_address(true, mapped), AddressKind::Loopback);
+    const unsigned char doc[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    EXPECT_EQ(classify_address(true, doc), AddressKind::Other);
+    EXPECT_TRUE(exposure_allowed(AddressKind::Loopback, false, false));
+    EXPECT_FALSE(exposure_allowed(AddressKind::Wildcard, false, false));
+    EXPECT_FALSE(exposure_allowed(AddressKind::Other, false, false));
+    EXPECT_TRUE(exposure_allowed(AddressKind::Other, true, false));
+    EXPECT_TRUE(exposure_allowed(AddressKind::Wildcard, false, true));
+}
+
+TEST(HttpListen, HostHeaderAgainstDnsRebinding) {
+    ListenAddress lo;
+    ASSERT_EQ(parse_listen("127.0.0.1:8080", &lo), nullptr);
+    for (const char* h : {"127.0.0.1", "127.0.0.1:8080", "localhost", "LocalHost:8080", "localhost:1"})
+        EXPECT_TRUE(host_allowed(h, lo, AddressKind::Loopback)) << h;
+    EXPECT_TRUE(host_allowed(nullptr, lo, AddressKind::Loopback));
+    for (const char* h : {"evil.example", "evil.example:8080", "127.0.0.2:8080", "localhost.", "", ":8080",
+                          "127.0.0.1.evil.example", "localhost.evil.example", "[::1]:8080", "[127.0.0.1]"})
+        EXPECT_FALSE(host_allowed(h, lo, AddressKind::Loopback)) << h;
+    ListenAddress v6;
+    ASSERT_EQ(parse_listen("[::1]:8080", &v6), nullptr);
+    EXPECT_TRUE(host_allowed("[::1]:8080", v6, AddressKind::Loopback));
+    EXPECT_TRUE(host_allowed("[::1]", v6, AddressKind::Loopback));
+    EXPECT_TRUE(host_allowed("localhost:8080", v6, AddressKind::Loopback));
+    EXPECT_FALSE(host_allowed("::1", v6, AddressKind::Loopback));
+    EXPECT_FALSE(host_allowed("[::1", v6, AddressKind::Loopback));
+    EXPECT_FALSE(host_allowed("[::1]x", v6, AddressKind::Loopback));
+    ListenAddress any;
+    ASSERT_EQ(parse_listen("*:8080", &any), nullptr);
+    for (const char* h : {"10.1.2.3:8080", "192.168.0.1", "localhost", "[fe80::1]:8080", "0.0.0.0"})
+        EXPECT_TRUE(host_allowed(h, any, AddressKind::Wildcard)) << h;
+    for (const char* h : {"evil.example", "10.1.2", "10.1.2.300", "1.2.3.4.5", "[evil]"})
+        EXPECT_FALSE(host_allowed(h, any, AddressKind::Wildcard)) << h;
+}
+
+TEST(IdRateLimit, BucketWithTimePassedIn) {
+    IdRateLimit l;
+    EXPECT_TRUE(l.take(1000000, 0).allowed) << "no rate: no limit";
+    l.set_rate(1000, 0);  // 1,000 ids/s, a bucket of 100
+    EXPECT_TRUE(l.take(60, 0).allowed);
+    EXPECT_TRUE(l.take(60, 0).allowed) << "40 left: still not in debt";
+    IdRateLimit::Verdict v = l.take(1, 0);  // 20 in debt
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.retry_after_s, 1);
+    EXPECT_FALSE(l.take(1, 19999).allowed) << "19.999 ids refilled";
+    EXPECT_TRUE(l.take(1, 20000).allowed) << "the debt paid";
+    // A big batch passes once, then its debt is waited out.
+    l.set_rate(100, 1000000);  // new rate: a full bucket of 10
+    EXPECT_TRUE(l.take(10000, 1000000).allowed);
+    v = l.take(1, 1000000);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.retry_after_s, 100);
+    v = l.take(1, 51000000);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.retry_after_s, 50);
+    EXPECT_TRUE(l.take(1, 101000000).allowed);
+    // A long pause fills the bucket, never more.
+    EXPECT_TRUE(l.take(11, 1000000000000).allowed);
+    EXPECT_FALSE(l.take(1, 1000000000000 + 10).allowed) << "only 10 were there";
+    // A clock that did not move, or went back, adds nothing.
+    EXPECT_FALSE(l.take(1, 5).allowed);
+    // The default ceiling: 2,048,000 ids/s, 204,800 at once.
+    IdRateLimit d;
+    d.set_rate(2048000, 0);
+    EXPECT_TRUE(d.take(204800, 0).allowed);
+    EXPECT_TRUE(d.take(1, 0).allowed) << "empty, not in debt";
+    EXPECT_FALSE(d.take(1, 0).allowed);
+    EXPECT_TRUE(d.take(10000, 1).allowed) << "2.048 ids a microsecond";
+    d.set_rate(0, 5);
+    EXPECT_TRUE(d.take(100000000, 5).allowed);
 }

@@ -91,7 +91,7 @@ TEST(InspectArgs, UsageErrors) {
                       {"--epoch=2025-01-01 00:00:00"},  // no UTC offset
                       {"--epoch", "2025-02-30T00:00:00Z"}, {"--epoch="}, {"--epoch", "99999999999999999999"},
                       {"--epoch", "253402300800000"},  // 10000-01-01 in Unix ms
-                      {"--jsn"}, {"-x", "1"}, {"--epoch", "Twitter"}}) {
+                      {"--jsn"}, {"-x", "1"}, {"-jx"}, {"-je"}, {"--epoch", "Twit ter"}}) {
         std::vector<const char*> argv = {"snowflake-inspect"};
         argv.insert(argv.end(), args.begin(), args.end());
         const Request r = parse_args(static_cast<int>(argv.size()), argv.data());
@@ -101,6 +101,32 @@ TEST(InspectArgs, UsageErrors) {
     EXPECT_NE(parse({"--epoch", "yesterday"}).error.find("\"yesterday\""), std::string::npos);
     EXPECT_NE(parse({"--epoch=2025-01-01 00:00:00"}).error.find("no UTC offset"), std::string::npos);
     EXPECT_NE(parse({"--frobnicate"}).error.find("--frobnicate"), std::string::npos);
+}
+
+TEST(InspectArgs, ShortOptionsCombineAndPresetsIgnoreCase) {
+    Request r = parse({"-je", "discord", "175928847299117063"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_EQ(r.epoch_unix_us, kDiscordEpochMs * 1000);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"175928847299117063"}));
+    r = parse({"-jeTWITTER", "1"});
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_EQ(r.epoch_unix_us, kTwitterEpochMs * 1000);
+    EXPECT_EQ(r.inputs, (std::vector<std::string>{"1"}));
+    r = parse({"-ej", "1"});  // the rest of the token is -e's value: "j" is no epoch
+    EXPECT_EQ(r.action, Action::Usage);
+    EXPECT_EQ(parse({"-jV"}).action, Action::Version);
+    EXPECT_EQ(parse({"-Vh"}).action, Action::Help);
+    r = parse({"--epoch", "Discord"});
+    EXPECT_EQ(r.action, Action::Decode);
+    EXPECT_EQ(r.epoch_unix_us, kDiscordEpochMs * 1000);
+    int64_t us = 0;
+    std::string why;
+    EXPECT_TRUE(parse_epoch_option("DEFAULT", &us, &why));
+    int64_t want = 0;
+    ASSERT_EQ(core::parse_epoch(core::kDefaultEpoch, &want), core::EpochParse::Ok);
+    EXPECT_EQ(us, want);
+    EXPECT_NE(parse({"-jx"}).error.find("\"-x\""), std::string::npos);
 }
 
 TEST(InspectArgs, NegativeNumbersAreInputsNotOptions) {
@@ -339,3 +365,66 @@ TEST(InspectSplit, Separators) {
 }
 
 }  // namespace
+
+TEST(InspectCompose, FromTimestampAsSql) {
+    Request r = parse({"--from-timestamp", "2025-01-01T00:00:01.5Z"});
+    ASSERT_EQ(r.action, Action::Compose);
+    int64_t id = 0;
+    std::string why;
+    ASSERT_TRUE(compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why));
+    EXPECT_EQ(id, int64_t{1500} << 22);
+    EXPECT_EQ(format_composed(Format::Text, r.compose_unix_us, id), "6291456000");
+    EXPECT_EQ(format_composed(Format::Json, r.compose_unix_us, id),
+              "{\"from_timestamp\":\"2025-01-01T00:00:01.500Z\",\"id\":\"6291456000\"}");
+    // Within a millisecond: its first id (floor), also before 1970.
+    r = parse({"--epoch=1000", "--from-timestamp=1999"});
+    ASSERT_EQ(r.action, Action::Compose);
+    ASSERT_TRUE(compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why));
+    EXPECT_EQ(id, int64_t{999} << 22);
+    ASSERT_TRUE(compose_from_timestamp(1999999, 1000000, &id, &why));
+    EXPECT_EQ(id, int64_t{999} << 22);
+    // The epoch itself is id 0; a microsecond before it is refused; the
+    // last millisecond of the range is the last one.
+    ASSERT_TRUE(compose_from_timestamp(5000, 5000, &id, &why));
+    EXPECT_EQ(id, 0);
+    EXPECT_FALSE(compose_from_timestamp(4999, 5000, &id, &why));
+    EXPECT_NE(why.find("before the epoch"), std::string::npos);
+    ASSERT_TRUE(compose_from_timestamp(core::kMaxMs * 1000, 0, &id, &why));
+    EXPECT_EQ(id, core::kMaxMs << 22);
+    EXPECT_FALSE(compose_from_timestamp((core::kMaxMs + 1) * 1000, 0, &id, &why));
+    // The command line: a time is needed and must parse; no ids beside it.
+    EXPECT_EQ(parse({"--from-timestamp"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "yesterday"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "2025-01-01 00:00:00"}).action, Action::Usage);  // no offset
+    EXPECT_EQ(parse({"--from-timestamp=1", "123"}).action, Action::Usage);
+    EXPECT_EQ(parse({"-j", "--from-timestamp=1"}).format, Format::Json);
+}
+
+TEST(InspectPresets, WorkerHalvesOfTwitterAndDiscordIds) {
+    EXPECT_EQ(parse({"--epoch", "Twitter"}).preset, Preset::Twitter);
+    EXPECT_EQ(parse({"-ediscord"}).preset, Preset::Discord);
+    EXPECT_EQ(parse({"--epoch=1420070400000"}).preset, Preset::None) << "Discord's epoch, not its name";
+    EXPECT_EQ(parse({}).preset, Preset::None);
+    // Discord's documented example: internal worker 1, internal process 0.
+    Decoded d = decode_token("175928847299117063", kDiscordEpochMs * 1000);
+    add_preset_fields(&d, Preset::Discord);
+    EXPECT_EQ(d.worker_high, 1);
+    EXPECT_EQ(d.worker_low, 0);
+    EXPECT_EQ(format_text(d),
+              "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 "
+              "internal_process=0");
+    EXPECT_NE(format_json(d).find(",\"internal_worker\":1,\"internal_process\":0}"), std::string::npos);
+    d = decode_token("1212161520163201024", kTwitterEpochMs * 1000);
+    add_preset_fields(&d, Preset::Twitter);
+    EXPECT_EQ(d.worker, 922);
+    EXPECT_EQ(d.worker_high, 28);
+    EXPECT_EQ(d.worker_low, 26);
+    EXPECT_NE(format_text(d).find(" datacenter=28 datacenter_worker=26"), std::string::npos);
+    // Nothing added without a preset, nor to UUIDs and invalid input.
+    d = decode_token("175928847299117063", 0);
+    add_preset_fields(&d, Preset::None);
+    EXPECT_EQ(format_text(d).find("internal"), std::string::npos);
+    d = decode_token("abc", 0);
+    add_preset_fields(&d, Preset::Twitter);
+    EXPECT_EQ(d.preset, Preset::None);
+}
