@@ -32,6 +32,7 @@ PACKAGES=(
     gnuplot-nox                                     # benchmark plots
     procps util-linux                               # pgrep, runuser
     gdb                                             # lease tests: a backend stopped at a chosen function
+    nftables python3-psycopg2                       # nemesis suite: partitions; its clients
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix

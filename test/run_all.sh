@@ -29,6 +29,7 @@ SUITES=(
     "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
     "standby|test/standby.sh"
+    "nemesis (2 min)|env DURATION=120 test/nemesis/run.sh"
 )
 
 # RUN_ONLY / RUN_SKIP: keep the chosen suites; a name that matches no suite
