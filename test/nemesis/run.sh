@@ -207,6 +207,7 @@ etcd_leader() {
 # fault WHAT NUM KIND TARGET DUR PARAM: applies (start), heals halfway (mid)
 # or ends (end) one fault of the schedule; logs it with the time and a note.
 STALL_GEN=0
+BROKEN=()   # what went wrong applying the faults (a failure of the suite)
 fault() {
     local what=$1 num=$2 kind=$3 target=$4 dur=$5 par=$6
     local i= dir= note= p pid
@@ -275,7 +276,12 @@ fault() {
             pg_stop "$dir" fast
             note="stopped cleanly" ;;
         "end kill9" | "end restart")
-            if pg_reap "$dir" && node_start "$i"; then note="restarted"; else note="RESTART FAILED"; fi ;;
+            if pg_reap "$dir" && node_start "$i"; then
+                note="restarted"
+            else
+                note="RESTART FAILED"
+                BROKEN+=("fault #$num: $target did not start again")
+            fi ;;
         *) note="unknown action" ;;
     esac
     echo "$EPOCHREALTIME $what $num $kind $target $dur $par $note" >>"$FAULT_LOG"
@@ -354,10 +360,11 @@ sleep_until() {
     [ -z "$d" ] || sleep "$d"
 }
 
-while read -r t what num kind target dur par; do
+# The timeline on fd 3: nothing a fault runs may read it from stdin.
+while read -r t what num kind target dur par <&3; do
     sleep_until "$t"
     fault "$what" "$num" "$kind" "$target" "$dur" "$par"
-done <"$TIMELINE"
+done 3<"$TIMELINE"
 sleep_until "$DURATION"
 
 for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -368,6 +375,7 @@ echo "# run took $(elapsed_since "$T0") s"
 # --- check -----------------------------------------------------------------
 "$PY" "$NEMESIS_DIR/check.py" "$T0" "$FAULT_LOG" "$WORK"/clients/*
 rc=$?
+for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
 if [ $rc != 0 ]; then
     echo "# server logs: $(for ((i = 0; i < N; i++)); do printf '%s ' "${NODE_DIR[$i]}/server.log"; done)(KEEP_TMP=1 keeps them)"
 fi
