@@ -9,7 +9,7 @@
 #                   issuing ids into one merged table (logical replication), a node dying
 #                   and its id taken over once its lease expired
 #   make nemesis    partitions, pauses, kills and clock steps against a 3-member etcd and
-#                   five leasing nodes in network namespaces, then a check of every id
+#                   six leasing nodes in network namespaces, then a check of every id
 #                   (root; DURATION=600 seconds by default, SEED=n replays a schedule;
 #                   docs/nemesis.md). make test runs a 2-minute schedule of it.
 #   make unit       core unit tests only (GoogleTest, no server)

@@ -14,7 +14,7 @@
 #
 # Settings (environment): DURATION (s, 120), SEED (random when unset; printed
 # either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
-# snowflake.worker_id, "any" for unset: "any any 0 0 1"; started in that
+# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
 # order, each "any" node holding its lease before the next node starts), NEMESIS_CLIENTS
 # (clients per node, 2), NEMESIS_PAUSE_MS (pause after each id, 2),
 # NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work directory).
@@ -38,7 +38,7 @@ DURATION=${DURATION:-120}
 SEED=${SEED:-}
 [ -n "$SEED" ] || SEED=$(( (RANDOM << 15 | RANDOM) % 1000000 ))
 TTL=${NEMESIS_TTL:-5}
-read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1}"
+read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
 CLIENTS=${NEMESIS_CLIENTS:-2}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
 N=${#NODE_IDS[@]}
@@ -208,20 +208,21 @@ etcd_leader() {
 # or ends (end) one fault of the schedule; logs it with the time and a note.
 STALL_GEN=0
 BROKEN=()   # what went wrong applying the faults (a failure of the suite)
+nft_broken() { note="NFTABLES FAILED"; BROKEN+=("fault #$num: the nftables rules could not be added"); }
 fault() {
     local what=$1 num=$2 kind=$3 target=$4 dur=$5 par=$6
     local i= dir= note= p pid
     if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
     case "$what $kind" in
-        "start part_both") net_cut "${N_NS[$i]}" "${E_ADDR[@]}" ;;
-        "start part_in") net_cut_in "${N_NS[$i]}" "${E_ADDR[@]}" ;;
-        "start part_out") net_cut_out "${N_NS[$i]}" "${E_ADDR[@]}" ;;
+        "start part_both") net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
+        "start part_in") net_cut_in "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
+        "start part_out") net_cut_out "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
         "end part_both" | "end part_in" | "end part_out") net_heal "${N_NS[$i]}" ;;
         "start etcd_minority")
             p=${target#etcd}
             local others=()
             for ((j = 0; j < M; j++)); do [ "$j" = "$p" ] || others+=("${E_ADDR[$j]}"); done
-            net_cut "${E_NS[$p]}" "${others[@]}" ;;
+            net_cut "${E_NS[$p]}" "${others[@]}" || nft_broken ;;
         "end etcd_minority") net_heal "${E_NS[${target#etcd}]}" ;;
         "start etcd_leader_kill")
             p=$(etcd_leader)
@@ -246,7 +247,10 @@ fault() {
             else
                 note="no client backend found"
             fi
-            if [ "$kind" = stall_handover ]; then net_cut "${N_NS[$i]}" "${E_ADDR[@]}"; note+=", node cut from etcd"; fi ;;
+            if [ "$kind" = stall_handover ]; then
+                net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken
+                note+=", node cut from etcd"
+            fi ;;
         "mid stall_handover") net_heal "${N_NS[$i]}"; note="node reconnected to etcd" ;;
         "end stall" | "end stall_handover")
             stall_write "$dir" "0 0 0"
@@ -294,6 +298,7 @@ node_holds() { [ "$(pg_val "${NODE_DIR[$1]}" "SELECT lease_state FROM snowflake_
 # --- setup -----------------------------------------------------------------
 t_setup=$(real_now)
 net_setup || fail_setup "network namespaces and the bridge could not be set up"
+net_cut "$CTL_NS" 192.0.2.1 && net_heal "$CTL_NS" || fail_setup "nftables rules cannot be added in a namespace (nf_tables)"
 ETCD_NETNS=("${E_NS[@]}")
 ETCD_HOSTS=("${E_ADDR[@]}")
 ETCD_CTL_NETNS=$CTL_NS

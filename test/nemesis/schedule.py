@@ -21,7 +21,7 @@ two faults at a time; never two on the same node, never two on etcd.
 import random
 import sys
 
-# kind: (target: "node", "any-node" (prefers nodes that take any free id),
+# kind: (target: "node", "any-node" (weighs nodes that take any free id 3:1),
 #        "etcd-member", "etcd"), weight
 KINDS = {
     "part_both": ("node", 3),        # node <-> etcd, both directions dropped
@@ -103,10 +103,14 @@ def main():
                 continue
             target = "etcd" if how == "etcd" else "etcd%d" % rng.randrange(members)
         else:
-            pool = list(range(len(node_kinds)))
-            if how == "any-node":
-                pool = [i for i in pool if node_kinds[i] == "any"] or pool
-            free = ["node%d" % i for i in pool if "node%d" % i not in busy]
+            # "any-node": a node taking any free id three times as likely as
+            # one asking for a fixed id (a stalled backend on a node that
+            # lost its id and took another is issue 16's case; on a node
+            # asking for a fixed id, the backend resumes while the node waits).
+            free = []
+            for i in range(len(node_kinds)):
+                if "node%d" % i not in busy:
+                    free += ["node%d" % i] * (3 if how == "any-node" and node_kinds[i] == "any" else 1)
             if not free:
                 continue
             target = rng.choice(free)
