@@ -196,11 +196,17 @@ lease_worker_pid() {
     done
 }
 
-# etcd_leader: the index of the member that is leader now, or nothing.
+# etcd_leader: the index of the member that is leader now, or nothing (after
+# trying for about 3 s: there may be an election going on).
 etcd_leader() {
     local url i
-    url=$(etcd_ctl endpoint status -w simple 2>/dev/null | awk -F', ' '$5 == "true" { print $1; exit }')
-    for ((i = 0; i < M; i++)); do [ "${ETCD_URLS[$i]}" = "$url" ] && echo "$i"; done
+    for _ in 1 2 3 4 5 6; do
+        url=$(etcd_ctl endpoint status -w simple 2>/dev/null | awk -F', ' '$5 == "true" { print $1; exit }')
+        for ((i = 0; i < M; i++)); do
+            if [ "${ETCD_URLS[$i]}" = "$url" ]; then echo "$i"; return; fi
+        done
+        sleep 0.5
+    done
 }
 
 # --- faults ----------------------------------------------------------------
