@@ -4,11 +4,11 @@
  * request.
  *
  * The id path reads the generator's position, then the wall clock
- * (CLOCK_REALTIME), then swaps the position (src/pg/nextval.cpp); the lease
- * (worker id and deadline) is read before the position. A backend stalled at
- * that clock read has decided which worker id its id will carry: if the
- * node's lease changes hands during the stall, only the fencing of the id
- * path keeps the backend from issuing an id under the old worker id.
+ * (CLOCK_REALTIME), then swaps the position (src/pg/nextval.cpp). A backend
+ * stalled at that clock read has read the state its id will be composed
+ * from, worker id included: if the node's lease changes hands during the
+ * stall, only the fencing of the id path (the swap must fail) keeps the
+ * backend from issuing an id under the old worker id.
  *
  * Requests come through the file $SF_STALL_FILE (64 bytes, text, written in
  * place by the suite: never truncated, since it is mapped):
