@@ -15,8 +15,9 @@
 # Settings (environment): DURATION (s, 120), SEED (random when unset; printed
 # either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
 # snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
-# order, each "any" node holding its lease before the next node starts), NEMESIS_CLIENTS
-# (clients per node, 2), NEMESIS_PAUSE_MS (pause after each id, 2),
+# order, each "any" node holding its lease before the next node starts),
+# NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
+# id, 2),
 # NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work directory).
 #
 # Needs root (network namespaces), iproute2, nftables, etcd, libfaketime, a C
@@ -44,10 +45,15 @@ PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
 N=${#NODE_IDS[@]}
 M=3   # etcd members
 
+# The command line that replays this run's schedule.
+REPLAY="DURATION=$DURATION SEED=$SEED"
+for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL; do
+    [ -z "${!v:-}" ] || REPLAY+=" $v='${!v}'"
+done
 echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}"
-echo "# replay: make nemesis DURATION=$DURATION SEED=$SEED   (or DURATION=$DURATION SEED=$SEED test/nemesis/run.sh)"
+echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
-fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED"; exit 1; }
+fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
 [ "$(id -u)" = 0 ] || fail_setup "needs root (network namespaces)"
 for tool in ip nft cc "$ETCD_BIN" "$PY" "$PGBIN/pg_ctl"; do
     command -v "$tool" >/dev/null || fail_setup "$tool is missing (make deps)"
@@ -390,5 +396,5 @@ for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
 if [ $rc != 0 ]; then
     echo "# server logs: $(for ((i = 0; i < N; i++)); do printf '%s ' "${NODE_DIR[$i]}/server.log"; done)(KEEP_TMP=1 keeps them)"
 fi
-echo "# seed $SEED (replay: make nemesis DURATION=$DURATION SEED=$SEED)"
+echo "# seed $SEED (replay: make nemesis $REPLAY)"
 exit $rc
