@@ -17,8 +17,8 @@
 # snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
 # order, each "any" node holding its lease before the next node starts),
 # NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
-# id, 2),
-# NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work directory).
+# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work
+# directory and the servers' directories).
 #
 # Needs root (network namespaces), iproute2, nftables, etcd, libfaketime, a C
 # compiler and python3-psycopg2 (scripts/deps.sh). Exits non-zero on any
