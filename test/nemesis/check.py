@@ -5,7 +5,7 @@ on any violation.
 
 Usage: check.py T0 FAULT_LOG CLIENT_FILE...
   T0: Unix seconds at which the clients started (times print relative to it).
-  FAULT_LOG: lines "<unix s> start|end <fault#> <kind> <target> <dur> <param> [note...]".
+  FAULT_LOG: lines "<unix s> start|mid|end|skip <fault#> <kind> <target> <dur> <param> [note...]".
 
 Assertions (docs/nemesis.md):
   1. No id acknowledged twice, across every node.
@@ -68,7 +68,9 @@ def main():
             if len(p) < 7:
                 continue
             t, what, num, kind, target = float(p[0]), p[1], p[2], p[3], p[4]
-            if what == "start":
+            if what == "skip":
+                faults.append((t, t, num, kind, target, "SKIPPED: " + " ".join(p[7:])))
+            elif what == "start":
                 opened[num] = (t, kind, target, " ".join(p[7:]))
             elif what == "end" and num in opened:
                 s, kind, target, note = opened.pop(num)
@@ -79,7 +81,9 @@ def main():
 
     def faults_near(a, b, node=None):
         out = []
-        for s, e, num, kind, target, _ in faults:
+        for s, e, num, kind, target, note in faults:
+            if note.startswith("SKIPPED"):
+                continue
             if s <= b + 1 and e >= a - 1 and (node is None or target == node or not target.startswith("node")):
                 out.append("#%s %s %s [%.1f, %.1f]" % (num, kind, target, rel(s), rel(e)))
         return ", ".join(out) or "none"

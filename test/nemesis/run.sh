@@ -221,9 +221,51 @@ etcd_leader() {
 STALL_GEN=0
 BROKEN=()   # what went wrong applying the faults (a failure of the suite)
 nft_broken() { note="NFTABLES FAILED"; BROKEN+=("fault #$num: the nftables rules could not be added"); }
+declare -A BUSY      # node -> the fault# on it
+declare -A RESOLVED  # fault# -> its node, for "holder" faults
+declare -A SKIPPED   # fault# -> 1 when it could not start
+# Worker ids some node asks for (and so waits for while another holds them).
+CONTESTED=" $(printf '%s\n' "${NODE_IDS[@]}" | grep -v any | sort -u | tr '\n' ' ')"
+
+# pick_holder NUM: a node no fault is on that holds a contested worker id
+# now (the NUM-th of them, modulo their number), or nothing.
+pick_holder() {
+    local i w cands=()
+    for ((i = 0; i < N; i++)); do
+        [ -z "${BUSY[node$i]:-}" ] || continue
+        w=$(PG_TIMEOUT=2 pg_val "${NODE_DIR[$i]}" "SELECT worker_id FROM snowflake_stats" 2>/dev/null)
+        [ -n "$w" ] && [[ $CONTESTED == *" $w "* ]] && cands+=("node$i")
+    done
+    [ ${#cands[@]} -gt 0 ] && echo "${cands[$(($1 % ${#cands[@]}))]}"
+}
+
 fault() {
     local what=$1 num=$2 kind=$3 target=$4 dur=$5 par=$6
     local i= dir= note= p pid
+    if [ "$what" = start ]; then
+        # A "holder" fault picks its node now; a fault whose node another
+        # fault is on (a "holder" fault picked it) does not start.
+        [ "$target" != holder ] || target=$(pick_holder "$num")
+        if [ -z "$target" ]; then
+            note="no node that no fault is on holds a worker id another node asks for"
+        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ]; then
+            note="fault #${BUSY[$target]} is on $target"
+        fi
+        if [ -n "$note" ]; then
+            SKIPPED[$num]=1
+            target=${target:-holder}
+            echo "$EPOCHREALTIME skip $num $kind $target $dur $par $note" >>"$FAULT_LOG"
+            printf '# %6.1f s  skip  #%-3s %-21s %-6s %s\n' "$(awk -v a="$EPOCHREALTIME" -v b="$T0" 'BEGIN { print a - b }')" \
+                "$num" "$kind" "$target" "$note"
+            return
+        fi
+        RESOLVED[$num]=$target
+        [[ $target != node* ]] || BUSY[$target]=$num
+    else
+        [ -z "${SKIPPED[$num]:-}" ] || return
+        target=${RESOLVED[$num]:-$target}
+        [ "$what" != end ] || [[ $target != node* ]] || unset "BUSY[$target]"
+    fi
     if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
     case "$what $kind" in
         "start part_both") net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;

@@ -14,6 +14,9 @@ Times are seconds after the clients started. The same arguments always give
 the same schedule (Python's random.Random is stable across versions for
 random(), randrange(), choice() on the same input).
 
+Target "holder": the node that holds a worker id some other node asks for,
+when the fault starts (run.sh picks it, among the nodes no other fault is on).
+
 Rules: faults start after a warm-up and end a cool-down (lease TTL + 8 s)
 before the run does, so every node holds a lease again at the end; at most
 two faults at a time; never two on the same node, never two on etcd.
@@ -38,6 +41,9 @@ KINDS = {
     "kill9": ("node", 2),            # kill -9 of the node, restarted after duration
     "restart": ("node", 1),          # clean stop (hands the id over), start after duration
 }
+
+
+HOLDER_KINDS = {"part_both", "part_out", "part_in", "sigstop_lease_worker", "pause_node", "kill9", "restart"}
 
 
 def duration(rng, kind, ttl):
@@ -114,6 +120,11 @@ def main():
             if not free:
                 continue
             target = rng.choice(free)
+            # Half of the faults that can make a node lose its lease go to
+            # whichever node holds a worker id other nodes wait for, chosen
+            # when the fault starts ("holder"): these make ids change hands.
+            if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
+                target = "holder"
         faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
     lines = []
     for i, (start, end, kind, target, dur, par) in enumerate(faults, 1):
