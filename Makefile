@@ -10,6 +10,10 @@
 #   make demo-cluster  build, install, show three nodes leasing worker ids from etcd and
 #                   issuing ids into one merged table (logical replication), a node dying
 #                   and its id taken over once its lease expired
+#   make nemesis    partitions, pauses, kills and clock steps against a 3-member etcd and
+#                   six leasing nodes in network namespaces, then a check of every id
+#                   (root; DURATION=600 seconds by default, SEED=n replays a schedule;
+#                   docs/nemesis.md). make test runs a 2-minute schedule of it.
 #   make unit       core unit tests only (GoogleTest, no server)
 #   make installcheck  pg_regress suites against the installed PostgreSQL, on
 #                   temporary instances (PGXS; run as a non-root user; no apt)
@@ -112,7 +116,7 @@ GTEST_LIBS := -lgtest -lgtest_main -pthread
 CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
 UNIT_SRCS := $(wildcard test/unit/*.cpp)
 
-.PHONY: deps installed unit unit-sanitize test demo demo-cluster bench test-matrix deb \
+.PHONY: deps installed unit unit-sanitize test demo demo-cluster bench test-matrix deb nemesis \
         installcheck-no-worker-id installcheck-no-preload
 
 deps:
@@ -187,6 +191,13 @@ installed: deps
 test: installed
 	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
 	test/run_all.sh
+
+# The nemesis suite, longer than make test's 2 minutes (docs/nemesis.md):
+# make nemesis DURATION=600 SEED=1234
+DURATION ?= 600
+SEED ?=
+nemesis: installed
+	DURATION=$(DURATION) SEED=$(SEED) test/nemesis/run.sh
 
 # The other PostgreSQL versions, each in its own Debian chroot.
 test-matrix:

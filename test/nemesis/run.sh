@@ -1,0 +1,442 @@
+#!/bin/bash
+# The nemesis suite (docs/nemesis.md): a 3-member etcd cluster and several
+# PostgreSQL nodes leasing worker ids from it, each member and each node in a
+# network namespace of its own, clients inserting ids on every node, and
+# faults on a random schedule drawn from a seed (test/nemesis/schedule.py):
+# partitions (nftables), the etcd leader killed, backends, the lease worker
+# and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes. The
+# checker (test/nemesis/check.py) then reads every acknowledged id: no
+# duplicate, ids of a worker id ordered by tenure; and reports each node's
+# availability next to the faults.
+#
+#   test/nemesis/run.sh                      DURATION=120 s, a random seed
+#   DURATION=600 SEED=1234 test/nemesis/run.sh   (make nemesis DURATION=600 SEED=1234)
+#
+# Settings (environment): DURATION (s, 120), SEED (random when unset; printed
+# either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
+# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
+# order, each "any" node holding its lease before the next node starts),
+# NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
+# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work
+# directory and the servers' directories).
+#
+# Needs root (network namespaces), iproute2, nftables, etcd, libfaketime, a C
+# compiler and python3-psycopg2 (scripts/deps.sh). Exits non-zero on any
+# violation, and prints the seed first and last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+export PG_CONFIG
+. test/lib/pg.sh
+FAULT_DIR=$PWD/test/fault
+. test/fault/lib.sh
+. test/lib/etcd.sh
+NEMESIS_DIR=$PWD/test/nemesis
+PY=/usr/bin/python3
+
+DURATION=${DURATION:-120}
+SEED=${SEED:-}
+[ -n "$SEED" ] || SEED=$(( (RANDOM << 15 | RANDOM) % 1000000 ))
+TTL=${NEMESIS_TTL:-5}
+read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
+CLIENTS=${NEMESIS_CLIENTS:-2}
+PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
+N=${#NODE_IDS[@]}
+M=3   # etcd members
+
+# The command line that replays this run's schedule.
+REPLAY="DURATION=$DURATION SEED=$SEED"
+for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL; do
+    [ -z "${!v:-}" ] || REPLAY+=" $v='${!v}'"
+done
+echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}"
+echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
+
+fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
+[ "$(id -u)" = 0 ] || fail_setup "needs root (network namespaces)"
+for tool in ip nft cc "$ETCD_BIN" "$PY" "$PGBIN/pg_ctl"; do
+    command -v "$tool" >/dev/null || fail_setup "$tool is missing (make deps)"
+done
+"$PY" -c 'import psycopg2' 2>/dev/null || fail_setup "python3-psycopg2 is missing (make deps)"
+[ -f "$FT_LIB" ] || fail_setup "libfaketime is missing ($FT_LIB; make deps)"
+[[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 40 ] || fail_setup "DURATION must be a number of seconds, at least 40"
+[[ $SEED =~ ^[0-9]+$ ]] || fail_setup "SEED must be a non-negative integer"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-nemesis.XXXXXX")
+chmod 755 "$WORK"
+mkdir -p "$WORK/etcd" "$WORK/clients"
+FAULT_LOG=$WORK/faults.log
+: >"$FAULT_LOG"
+
+# --- network ---------------------------------------------------------------
+# Namespaces: $P-br holds the bridge; $P-ctl is where the suite talks to
+# etcd from; $P-e<i> an etcd member; $P-n<i> a node. Each but the bridge's
+# has one end of a veth pair as eth0, the other end in $P-br on the bridge.
+# The addresses exist only inside these namespaces.
+P=sfn$$
+NET=10.231.0
+NETNS_MADE=()
+BR_NS=$P-br
+CTL_NS=$P-ctl
+E_NS=(); E_ADDR=(); N_NS=(); N_ADDR=()
+for ((i = 0; i < M; i++)); do E_NS+=("$P-e$i"); E_ADDR+=("$NET.$((11 + i))"); done
+for ((i = 0; i < N; i++)); do N_NS+=("$P-n$i"); N_ADDR+=("$NET.$((21 + i))"); done
+
+# net_join NS VETH ADDR: namespace NS on the bridge, at ADDR.
+net_join() {
+    local ns=$1 veth=$2 addr=$3
+    ip netns add "$ns" || return 1
+    NETNS_MADE+=("$ns")
+    ip -n "$ns" link set lo up &&
+        ip -n "$BR_NS" link add "$veth" type veth peer name eth0 netns "$ns" &&
+        ip -n "$BR_NS" link set "$veth" master br0 up &&
+        ip -n "$ns" addr add "$addr/24" dev eth0 &&
+        ip -n "$ns" link set eth0 up
+}
+
+net_setup() {
+    ip netns add "$BR_NS" || return 1
+    NETNS_MADE+=("$BR_NS")
+    ip -n "$BR_NS" link add br0 type bridge && ip -n "$BR_NS" link set br0 up || return 1
+    net_join "$CTL_NS" vc "$NET.2" || return 1
+    for ((i = 0; i < M; i++)); do net_join "${E_NS[$i]}" "ve$i" "${E_ADDR[$i]}" || return 1; done
+    for ((i = 0; i < N; i++)); do net_join "${N_NS[$i]}" "vn$i" "${N_ADDR[$i]}" || return 1; done
+}
+
+# net_cut NS ADDR...: drops, inside NS, every packet to and from the ADDRs
+# (table inet nemesis); net_cut_in / net_cut_out only one direction.
+nft_rules() {
+    local ns=$1 hook=$2 field=$3; shift 3
+    local set
+    set=$(IFS=,; echo "$*")
+    printf 'table inet nemesis {\n chain %s { type filter hook %s priority 0; policy accept; ip %s { %s } drop; }\n}\n' \
+        "$hook" "$hook" "$field" "$set" | ip netns exec "$ns" nft -f -
+}
+net_cut_in() { local ns=$1; shift; nft_rules "$ns" input saddr "$@"; }
+net_cut_out() { local ns=$1; shift; nft_rules "$ns" output daddr "$@"; }
+net_cut() { net_cut_in "$@" && net_cut_out "$@"; }
+net_heal() { ip netns exec "$1" nft delete table inet nemesis 2>/dev/null || true; }
+
+# --- processes the suite stopped (SIGSTOP) and clients ---------------------
+STOPPED=()       # pids stopped by a fault, continued at its end or at cleanup
+CLIENT_PIDS=()
+declare -A FAULT_PIDS   # fault# -> pids it stopped or killed
+
+cleanup() {
+    local p ns
+    trap - EXIT INT TERM
+    for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for p in "${STOPPED[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
+    for ((i = 0; i < N; i++)); do
+        [ -n "${NODE_DIR[$i]:-}" ] && [ -f "${NODE_DIR[$i]}/stall" ] && stall_write "${NODE_DIR[$i]}" "0 0 0"
+    done
+    pg_cleanup_all
+    etcd_stop
+    for ns in "${NETNS_MADE[@]}"; do
+        # Anything still running in a namespace of the suite was started by
+        # it (a postmaster's child that outlived it): end it by pid.
+        for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+    done
+    for ns in "${NETNS_MADE[@]}"; do ip netns del "$ns" 2>/dev/null || echo "# could not remove namespace $ns" >&2; done
+    left=$(ip netns list 2>/dev/null | awk -v p="$P-" 'index($1, p) == 1' | wc -l)
+    [ "$left" = 0 ] || echo "# $left namespace(s) of the suite left behind" >&2
+    [ -n "${KEEP_TMP:-}" ] && echo "# kept $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+umask 022
+
+# --- nodes -----------------------------------------------------------------
+NODE_DIR=()
+
+# stall_write DIR TEXT: the stall request of a node (stall_shim.c), written
+# in place: the file is mapped by the servers and must keep its 64 bytes.
+stall_write() { printf '%-63s\n' "$2" | dd of="$1/stall" bs=64 count=1 conv=notrunc status=none; }
+
+# node_start I: starts node I in its namespace, under the stall shim and
+# libfaketime (the clock offset in its faketime file is kept).
+node_start() {
+    local i=$1 dir=${NODE_DIR[$1]}
+    [ -f "$dir/faketime" ] || ft_set "$dir" 0
+    if ! (cd / && ip netns exec "${N_NS[$i]}" runuser -u postgres -- env \
+        "LD_PRELOAD=$STALL_SO:$FT_PRELOAD" "SF_STALL_FILE=$dir/stall" \
+        "FAKETIME_TIMESTAMP_FILE=$dir/faketime" FAKETIME_NO_CACHE=1 FAKETIME_DONT_RESET=1 \
+        FAKETIME_DONT_FAKE_MONOTONIC=1 \
+        "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start) >/dev/null 2>&1; then
+        echo "# node$i did not start; log tail:"
+        tail -n 5 "$dir/server.log" | sed 's/^/#   /'
+        return 1
+    fi
+}
+
+# node_pids I: the postmaster of node I and its children, postmaster first.
+node_pids() {
+    local pm
+    pm=$(pg_postmaster_pid "${NODE_DIR[$1]}") || return 0
+    kill -0 "$pm" 2>/dev/null || return 0
+    echo "$pm"
+    ps -o pid= --ppid "$pm" 2>/dev/null | tr -d ' '
+}
+
+# client_backend I K: the pid of a client backend of node I (the K-th,
+# modulo their number), or nothing.
+client_backend() {
+    local pids
+    mapfile -t pids < <(PG_TIMEOUT=5 pg_val "${NODE_DIR[$1]}" \
+        "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'nemesis-client-%' ORDER BY application_name, pid" 2>/dev/null)
+    [ ${#pids[@]} -gt 0 ] && echo "${pids[$(( $2 % ${#pids[@]} ))]}"
+}
+
+# lease_worker_pid I: the pid of node I's lease worker (a child of the
+# postmaster titled "postgres: snowflake worker id lease"; it has no
+# database connection, so pg_stat_activity does not list it).
+lease_worker_pid() {
+    local p
+    for p in $(node_pids "$1" | tail -n +2); do
+        if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'snowflake worker id lease'; then
+            echo "$p"
+            return
+        fi
+    done
+}
+
+# etcd_leader: the index of the member that is leader now, or nothing (after
+# trying for about 3 s: there may be an election going on).
+etcd_leader() {
+    local url i
+    for _ in 1 2 3 4 5 6; do
+        url=$(etcd_ctl endpoint status -w simple 2>/dev/null | awk -F', ' '$5 == "true" { print $1; exit }')
+        for ((i = 0; i < M; i++)); do
+            if [ "${ETCD_URLS[$i]}" = "$url" ]; then echo "$i"; return; fi
+        done
+        sleep 0.5
+    done
+}
+
+# --- faults ----------------------------------------------------------------
+# fault WHAT NUM KIND TARGET DUR PARAM: applies (start), heals halfway (mid)
+# or ends (end) one fault of the schedule; logs it with the time and a note.
+STALL_GEN=0
+BROKEN=()   # what went wrong applying the faults (a failure of the suite)
+nft_broken() { note="NFTABLES FAILED"; BROKEN+=("fault #$num: the nftables rules could not be added"); }
+declare -A BUSY      # node -> the fault# on it
+declare -A RESOLVED  # fault# -> its node, for "holder" faults
+declare -A SKIPPED   # fault# -> 1 when it could not start
+# Worker ids some node asks for (and so waits for while another holds them).
+CONTESTED=" $(printf '%s\n' "${NODE_IDS[@]}" | grep -v any | sort -u | tr '\n' ' ')"
+
+# pick_holder NUM: a node no fault is on that holds a contested worker id
+# now (the NUM-th of them, modulo their number), or nothing.
+pick_holder() {
+    local i w cands=()
+    for ((i = 0; i < N; i++)); do
+        [ -z "${BUSY[node$i]:-}" ] || continue
+        w=$(PG_TIMEOUT=2 pg_val "${NODE_DIR[$i]}" "SELECT worker_id FROM snowflake_stats" 2>/dev/null)
+        [ -n "$w" ] && [[ $CONTESTED == *" $w "* ]] && cands+=("node$i")
+    done
+    [ ${#cands[@]} -gt 0 ] && echo "${cands[$(($1 % ${#cands[@]}))]}"
+}
+
+fault() {
+    local what=$1 num=$2 kind=$3 target=$4 dur=$5 par=$6
+    local i= dir= note= p pid
+    if [ "$what" = start ]; then
+        # A "holder" fault picks its node now; a fault whose node another
+        # fault is on (a "holder" fault picked it) does not start.
+        [ "$target" != holder ] || target=$(pick_holder "$num")
+        if [ -z "$target" ]; then
+            note="no node that no fault is on holds a worker id another node asks for"
+        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ]; then
+            note="fault #${BUSY[$target]} is on $target"
+        fi
+        if [ -n "$note" ]; then
+            SKIPPED[$num]=1
+            target=${target:-holder}
+            echo "$EPOCHREALTIME skip $num $kind $target $dur $par $note" >>"$FAULT_LOG"
+            printf '# %6.1f s  skip  #%-3s %-21s %-6s %s\n' "$(awk -v a="$EPOCHREALTIME" -v b="$T0" 'BEGIN { print a - b }')" \
+                "$num" "$kind" "$target" "$note"
+            return
+        fi
+        RESOLVED[$num]=$target
+        [[ $target != node* ]] || BUSY[$target]=$num
+    else
+        [ -z "${SKIPPED[$num]:-}" ] || return
+        target=${RESOLVED[$num]:-$target}
+        [ "$what" != end ] || [[ $target != node* ]] || unset "BUSY[$target]"
+    fi
+    if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
+    case "$what $kind" in
+        "start part_both") net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
+        "start part_in") net_cut_in "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
+        "start part_out") net_cut_out "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
+        "end part_both" | "end part_in" | "end part_out") net_heal "${N_NS[$i]}" ;;
+        "start etcd_minority")
+            p=${target#etcd}
+            local others=()
+            for ((j = 0; j < M; j++)); do [ "$j" = "$p" ] || others+=("${E_ADDR[$j]}"); done
+            net_cut "${E_NS[$p]}" "${others[@]}" || nft_broken ;;
+        "end etcd_minority") net_heal "${E_NS[${target#etcd}]}" ;;
+        "start etcd_leader_kill")
+            p=$(etcd_leader)
+            if [ -n "$p" ]; then
+                note="killed m$p (pid ${ETCD_PIDS[$p]})"
+                FAULT_PIDS[$num]=$p
+                etcd_member_kill "$p" KILL
+            else
+                note="no leader found: nothing killed"
+            fi ;;
+        "end etcd_leader_kill")
+            if [ -n "${FAULT_PIDS[$num]:-}" ]; then
+                etcd_member_start "${FAULT_PIDS[$num]}"
+                note="restarted m${FAULT_PIDS[$num]} (pid ${ETCD_PIDS[${FAULT_PIDS[$num]}]})"
+            fi ;;
+        "start stall" | "start stall_handover")
+            pid=$(client_backend "$i" "${par%%.*}")
+            if [ -n "$pid" ]; then
+                STALL_GEN=$((STALL_GEN + 1))
+                stall_write "$dir" "$pid $(awk -v d="$dur" 'BEGIN { printf "%d", d * 1000 }') $STALL_GEN"
+                note="backend $pid"
+            else
+                note="no client backend found"
+            fi
+            if [ "$kind" = stall_handover ]; then
+                net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken
+                note+=", node cut from etcd"
+            fi ;;
+        "mid stall_handover") net_heal "${N_NS[$i]}"; note="node reconnected to etcd" ;;
+        "end stall" | "end stall_handover")
+            stall_write "$dir" "0 0 0"
+            note="stalls so far on $target: $(grep -c 'nemesis stall shim: pid .* stalls' "$dir/server.log" 2>/dev/null)" ;;
+        "start sigstop_backend" | "start sigstop_lease_worker")
+            if [ "$kind" = sigstop_backend ]; then pid=$(client_backend "$i" "$par"); else pid=$(lease_worker_pid "$i"); fi
+            if [ -n "$pid" ]; then
+                kill -STOP "$pid" && STOPPED+=("$pid") && FAULT_PIDS[$num]=$pid
+                note="stopped pid $pid"
+            else
+                note="no process found"
+            fi ;;
+        "start pause_node")
+            mapfile -t pids < <(node_pids "$i")
+            for p in "${pids[@]}"; do kill -STOP "$p" 2>/dev/null && STOPPED+=("$p"); done
+            FAULT_PIDS[$num]="${pids[*]}"
+            note="stopped ${#pids[@]} processes" ;;
+        "end sigstop_backend" | "end sigstop_lease_worker" | "end pause_node")
+            for p in ${FAULT_PIDS[$num]:-}; do kill -CONT "$p" 2>/dev/null || true; done ;;
+        "start clock_step") ft_shift "$dir" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "end clock_step") ft_shift "$dir" "$(awk -v d="$par" 'BEGIN { print -d }')"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "start kill9")
+            mapfile -t pids < <(node_pids "$i")
+            for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+            note="killed ${#pids[@]} processes" ;;
+        "start restart")
+            pg_stop "$dir" fast
+            note="stopped cleanly" ;;
+        "end kill9" | "end restart")
+            if pg_reap "$dir" && node_start "$i"; then
+                note="restarted"
+            else
+                note="RESTART FAILED"
+                BROKEN+=("fault #$num: $target did not start again")
+            fi ;;
+        *) note="unknown action" ;;
+    esac
+    echo "$EPOCHREALTIME $what $num $kind $target $dur $par $note" >>"$FAULT_LOG"
+    printf '# %6.1f s  %-5s #%-3s %-21s %-6s %s\n' "$(awk -v a="$EPOCHREALTIME" -v b="$T0" 'BEGIN { print a - b }')" \
+        "$what" "$num" "$kind" "$target" "$note"
+}
+
+node_holds() { [ "$(pg_val "${NODE_DIR[$1]}" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = held ]; }
+
+# --- setup -----------------------------------------------------------------
+t_setup=$(real_now)
+net_setup || fail_setup "network namespaces and the bridge could not be set up"
+net_cut "$CTL_NS" 192.0.2.1 && net_heal "$CTL_NS" || fail_setup "nftables rules cannot be added in a namespace (nf_tables)"
+ETCD_NETNS=("${E_NS[@]}")
+ETCD_HOSTS=("${E_ADDR[@]}")
+ETCD_CTL_NETNS=$CTL_NS
+etcd_start "$M" "$WORK/etcd" || fail_setup "the 3-member etcd cluster did not start"
+echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
+
+ft_build_shim "$WORK" || fail_setup "test/fault/select_shim.c did not compile"
+cc -shared -fPIC -O2 -Wall -o "$WORK/stall_shim.so" "$NEMESIS_DIR/stall_shim.c" -ldl 2>"$WORK/stall_shim.log" \
+    || { cat "$WORK/stall_shim.log"; fail_setup "stall_shim.c did not compile"; }
+chmod 755 "$WORK/stall_shim.so"
+STALL_SO=$WORK/stall_shim.so
+
+kinds=()
+init_pids=()
+for ((i = 0; i < N; i++)); do
+    NODE_DIR[$i]=$(pg_tmpdir)
+    PG_INSTANCES+=("${NODE_DIR[$i]}")
+    conf=("shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
+          "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB")
+    if [ "${NODE_IDS[$i]}" = any ]; then kinds+=(any); else kinds+=(fixed); conf+=("snowflake.worker_id = ${NODE_IDS[$i]}"); fi
+    pg_init "${NODE_DIR[$i]}" "${conf[@]}" &
+    init_pids+=($!)
+done
+for p in "${init_pids[@]}"; do wait "$p" || true; done
+for ((i = 0; i < N; i++)); do
+    [ -f "${NODE_DIR[$i]}/data/PG_VERSION" ] || fail_setup "initdb of node$i failed"
+    stall_write "${NODE_DIR[$i]}" "0 0 0"
+    chmod 644 "${NODE_DIR[$i]}/stall"
+    node_start "$i" || fail_setup "node$i did not start"
+    pg_psql "${NODE_DIR[$i]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION snowflake" \
+        -c "CREATE TABLE nemesis_ids (id bigint, at timestamptz DEFAULT clock_timestamp())" \
+        || fail_setup "node$i: the extension or the table could not be created"
+    # An "any" node takes the lowest free id: let it hold one before the
+    # next node starts, so that the nodes asking for fixed ids start out
+    # waiting for ids the "any" nodes hold.
+    if [ "${NODE_IDS[$i]}" = any ]; then
+        wait_for "held" 20 node_holds "$i" || fail_setup "node$i holds no lease 20 s after its start"
+    fi
+done
+echo "# worker ids held at the start: $(for ((i = 0; i < N; i++)); do printf 'node%d:%s ' "$i" \
+    "$(pg_val "${NODE_DIR[$i]}" "SELECT coalesce(worker_id::text, lease_state) FROM snowflake_stats")"; done)"
+KINDS=$(IFS=,; echo "${kinds[*]}")
+echo "# nodes: $(for ((i = 0; i < N; i++)); do printf 'node%d=%s(worker_id %s) ' "$i" "${N_ADDR[$i]}" "${NODE_IDS[$i]}"; done)"
+echo "# setup took $(elapsed_since "$t_setup") s"
+
+TIMELINE=$WORK/timeline
+"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" >"$TIMELINE" || fail_setup "schedule.py failed"
+echo "# fault schedule (seed $SEED; s after the clients start):"
+awk '$2 == "start" { printf "#   #%-3s at %6.1f s for %5.1f s  %-21s %-6s %s\n", $3, $1, $6, $4, $5, ($7 == "-" ? "" : "param " $7) }' "$TIMELINE"
+
+# --- run -------------------------------------------------------------------
+T0=$EPOCHREALTIME
+for ((i = 0; i < N; i++)); do
+    for ((k = 1; k <= CLIENTS; k++)); do
+        "$PY" "$NEMESIS_DIR/client.py" "node$i" "$k" "${NODE_DIR[$i]}" "$PG_PORT" "$WORK/clients/node$i.$k" "$PAUSE_MS" &
+        CLIENT_PIDS+=($!)
+    done
+done
+
+# sleep_until S: sleeps until S seconds after T0.
+sleep_until() {
+    local d
+    d=$(awk -v t="$1" -v t0="$T0" -v now="$EPOCHREALTIME" 'BEGIN { d = t0 + t - now; if (d > 0) printf "%.3f", d }')
+    [ -z "$d" ] || sleep "$d"
+}
+
+# The timeline on fd 3: nothing a fault runs may read it from stdin.
+while read -r t what num kind target dur par <&3; do
+    sleep_until "$t"
+    fault "$what" "$num" "$kind" "$target" "$dur" "$par"
+done 3<"$TIMELINE"
+sleep_until "$DURATION"
+
+for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+CLIENT_PIDS=()
+echo "# run took $(elapsed_since "$T0") s"
+
+# --- check -----------------------------------------------------------------
+"$PY" "$NEMESIS_DIR/check.py" "$T0" "$FAULT_LOG" "$WORK"/clients/*
+rc=$?
+for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
+if [ $rc != 0 ]; then
+    echo "# server logs: $(for ((i = 0; i < N; i++)); do printf '%s ' "${NODE_DIR[$i]}/server.log"; done)(KEEP_TMP=1 keeps them)"
+fi
+echo "# seed $SEED (replay: make nemesis $REPLAY)"
+exit $rc

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""The nemesis suite's fault schedule (test/nemesis/run.sh), drawn from a seed.
+
+Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS
+  NODE_KINDS: one word per node, "fixed" (asks for a fixed worker id) or
+  "any" (takes any free id), comma-separated.
+
+Prints the timeline run.sh executes, one action a line, sorted by time:
+  <t_s> start <fault#> <kind> <target> <duration_s> <param>
+  <t_s> mid   <fault#> <kind> <target> <duration_s> <param>   (stall_handover:
+                                              its partition heals)
+  <t_s> end   <fault#> <kind> <target> <duration_s> <param>
+Times are seconds after the clients started. The same arguments always give
+the same schedule (Python's random.Random is stable across versions for
+random(), randrange(), choice() on the same input).
+
+Target "holder": the node that holds a worker id some other node asks for,
+when the fault starts (run.sh picks it, among the nodes no other fault is on).
+
+Rules: faults start after a warm-up and end a cool-down (lease TTL + 8 s)
+before the run does, so every node holds a lease again at the end; at most
+two faults at a time; never two on the same node, never two on etcd.
+"""
+import random
+import sys
+
+# kind: (target: "node", "any-node" (weighs nodes that take any free id 3:1),
+#        "etcd-member", "etcd"), weight
+KINDS = {
+    "part_both": ("node", 3),        # node <-> etcd, both directions dropped
+    "part_out": ("node", 2),         # node -> etcd dropped (one direction)
+    "part_in": ("node", 2),          # etcd -> node dropped (one direction)
+    "etcd_minority": ("etcd-member", 2),  # one member cut off from the other two
+    "etcd_leader_kill": ("etcd", 2),  # kill -9 of the leader, restarted after duration
+    "stall": ("node", 2),            # LD_PRELOAD stall of a backend inside an id call
+    "stall_handover": ("any-node", 4),  # the same, while its node loses its lease (partition)
+    "sigstop_backend": ("node", 2),  # SIGSTOP of a client's backend
+    "sigstop_lease_worker": ("node", 2),  # SIGSTOP of the lease worker
+    "pause_node": ("node", 2),       # SIGSTOP of the postmaster and all its children
+    "clock_step": ("node", 2),       # libfaketime: clock moved by param s, back at the end
+    "kill9": ("node", 2),            # kill -9 of the node, restarted after duration
+    "restart": ("node", 1),          # clean stop (hands the id over), start after duration
+}
+
+
+HOLDER_KINDS = {"part_both", "part_out", "part_in", "sigstop_lease_worker", "pause_node", "kill9", "restart"}
+
+
+def duration(rng, kind, ttl):
+    if kind in ("part_both", "part_out", "part_in"):
+        return round(rng.uniform(1.0, 2 * ttl + 2), 1)
+    if kind == "etcd_minority":
+        return round(rng.uniform(2.0, 2 * ttl), 1)
+    if kind == "etcd_leader_kill":
+        return round(rng.uniform(1.0, ttl + 3), 1)
+    if kind == "stall_handover":
+        # The partition lasts long enough for etcd to expire the node's lease
+        # and give its id away (TTL + 1 to TTL + 3 s); the stall outlasts it
+        # by a few seconds so the node meanwhile leases another id and issues
+        # under it.
+        return round(rng.uniform(ttl + 4, ttl + 9), 1)
+    if kind == "clock_step":
+        return round(rng.uniform(2.0, 10.0), 1)
+    if kind in ("kill9", "restart"):
+        return round(rng.uniform(0.5, ttl + 2), 1)
+    return round(rng.uniform(1.0, ttl + 5), 1)
+
+
+def param(rng, kind, ttl):
+    if kind == "clock_step":
+        step = round(rng.uniform(0.2, 4.0), 3)
+        return str(step if rng.random() < 0.5 else -step)
+    if kind == "stall_handover":
+        return str(round(rng.uniform(ttl + 1, ttl + 3), 1))  # the partition's length
+    if kind in ("stall", "sigstop_backend"):
+        return str(rng.randrange(64))  # which client backend of the node
+    return "-"
+
+
+def main():
+    seed, total, ttl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+    node_kinds = sys.argv[4].split(",")
+    members = int(sys.argv[5])
+    rng = random.Random(seed)
+    warmup, cooldown = 5.0, ttl + 8.0
+    kinds = sorted(KINDS)
+    weights = [KINDS[k][1] for k in kinds]
+    faults = []  # (start, end, kind, target, dur, param)
+    t = warmup
+    while True:
+        t += round(rng.uniform(0.5, 4.0), 1)
+        if t >= total - cooldown:
+            break
+        kind = rng.choices(kinds, weights)[0]
+        dur = duration(rng, kind, ttl)
+        end = t + dur
+        if end > total - cooldown:
+            continue
+        active = [f for f in faults if f[0] < end and t < f[1]]
+        # At most two at once over the whole of the new fault: count at its
+        # start and at every start of an active fault inside it.
+        points = [t] + [f[0] for f in active if t <= f[0] < end]
+        if any(sum(1 for f in active if f[0] <= p < f[1]) >= 2 for p in points):
+            continue
+        busy = {f[3] for f in active}
+        how = KINDS[kind][0]
+        if how in ("etcd", "etcd-member"):
+            if any(f[3].startswith("etcd") for f in active):
+                continue
+            target = "etcd" if how == "etcd" else "etcd%d" % rng.randrange(members)
+        else:
+            # "any-node": a node taking any free id three times as likely as
+            # one asking for a fixed id (a stalled backend on a node that
+            # lost its id and took another is issue 16's case; on a node
+            # asking for a fixed id, the backend resumes while the node waits).
+            free = []
+            for i in range(len(node_kinds)):
+                if "node%d" % i not in busy:
+                    free += ["node%d" % i] * (3 if how == "any-node" and node_kinds[i] == "any" else 1)
+            if not free:
+                continue
+            target = rng.choice(free)
+            # Half of the faults that can make a node lose its lease go to
+            # whichever node holds a worker id other nodes wait for, chosen
+            # when the fault starts ("holder"): these make ids change hands.
+            if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
+                target = "holder"
+        faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
+    lines = []
+    for i, (start, end, kind, target, dur, par) in enumerate(faults, 1):
+        lines.append((start, 1, "%.1f start %d %s %s %.1f %s" % (start, i, kind, target, dur, par)))
+        if kind == "stall_handover":  # the partition heals before the stall ends
+            mid = round(start + float(par), 1)
+            lines.append((mid, 0, "%.1f mid %d %s %s %.1f %s" % (mid, i, kind, target, dur, par)))
+        lines.append((end, 0, "%.1f end %d %s %s %.1f %s" % (end, i, kind, target, dur, par)))
+    for _, _, line in sorted(lines):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
