@@ -35,7 +35,7 @@ PACKAGES=(
     gdb                                             # lease tests: a backend stopped at a chosen function
     prometheus python3-yaml                         # monitoring suite: promtool (Debian ships it only with the server)
     groff-base                                      # inspect tests: the man page renders without warnings
-    nftables python3-psycopg2                       # nemesis suite: partitions; its clients
+    nftables                                        # nemesis suite: partitions (its clients use python3-psycopg2, above)
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix
