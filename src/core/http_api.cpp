@@ -2,6 +2,7 @@
 // http_api.hpp.
 #include "http_api.hpp"
 
+#include "ascii.hpp"
 #include "epoch.hpp"
 #include "layout.hpp"
 
@@ -152,15 +153,6 @@ struct Writer {
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-bool ascii_iequal(const char* a, const char* b, size_t n) noexcept {
-    for (size_t i = 0; i < n; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
 
 }  // namespace
 
@@ -238,7 +230,7 @@ bool has_token(const char* value, const char* token) noexcept {
         while (*p != '\0' && *p != ',') p++;
         const char* end = p;
         while (end > start && (end[-1] == ' ' || end[-1] == '\t')) end--;
-        if (static_cast<size_t>(end - start) == tlen && ascii_iequal(start, token, tlen)) return true;
+        if (static_cast<size_t>(end - start) == tlen && ascii_iequal(std::string_view(start, tlen), std::string_view(token, tlen))) return true;
     }
     return false;
 }
@@ -400,9 +392,9 @@ bool host_allowed(const char* host, const ListenAddress& listen, AddressKind kin
         n = static_cast<size_t>(colon - host);
     }
     if (n == 0) return false;
-    if (!bracketed && n == 9 && ascii_iequal(name, "localhost", 9)) return true;
+    if (!bracketed && n == 9 && ascii_iequal(std::string_view(name, 9), "localhost")) return true;
     const size_t ln = std::strlen(listen.host);
-    if (bracketed == listen.ipv6 && n == ln && ascii_iequal(name, listen.host, n)) return true;
+    if (bracketed == listen.ipv6 && n == ln && ascii_iequal(std::string_view(name, n), std::string_view(listen.host, n))) return true;
     if (kind == AddressKind::Wildcard) {
         if (bracketed) {
             for (size_t i = 0; i < n; i++) {
@@ -483,7 +475,7 @@ bool parse_id(const char* text, int64_t* out) noexcept {
 bool bearer_ok(const char* authorization, const char* token) noexcept {
     if (token == nullptr || token[0] == '\0') return true;
     if (authorization == nullptr) return false;
-    if (std::strlen(authorization) < 7 || !ascii_iequal(authorization, "bearer ", 7)) return false;
+    if (std::strlen(authorization) < 7 || !ascii_iequal(std::string_view(authorization, 7), "bearer ")) return false;
     const char* given = authorization + 7;
     while (*given == ' ') given++;
     // Constant time in the position of the first difference: every byte of

@@ -1,5 +1,6 @@
 #include "inspect.hpp"
 
+#include "core/ascii.hpp"
 #include "core/epoch.hpp"
 #include "core/generator.hpp"
 #include "core/layout.hpp"
@@ -115,30 +116,20 @@ std::string to_string(int64_t v) noexcept {
 
 namespace {
 // ASCII case-insensitive equality (the preset names).
-bool iequal(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
 }  // namespace
 
 bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept {
-    if (iequal(text, "default")) {
+    if (core::ascii_iequal(text, "default")) {
         const core::EpochParse p = core::parse_epoch(core::kDefaultEpoch, unix_us);
         if (p == core::EpochParse::Ok) return true;
         *why = core::epoch_parse_text(p);  // cannot happen: a unit test parses it
         return false;
     }
-    if (iequal(text, "twitter")) {
+    if (core::ascii_iequal(text, "twitter")) {
         *unix_us = kTwitterEpochMs * 1000;
         return true;
     }
-    if (iequal(text, "discord")) {
+    if (core::ascii_iequal(text, "discord")) {
         *unix_us = kDiscordEpochMs * 1000;
         return true;
     }
@@ -178,8 +169,8 @@ Request parse_args(int argc, const char* const* argv) noexcept {
             return false;
         }
         r.epoch_name = std::string(value);
-        r.preset = iequal(value, "twitter")   ? Preset::Twitter
-                   : iequal(value, "discord") ? Preset::Discord
+        r.preset = core::ascii_iequal(value, "twitter")   ? Preset::Twitter
+                   : core::ascii_iequal(value, "discord") ? Preset::Discord
                                               : Preset::None;
         return true;
     };
