@@ -412,11 +412,17 @@ Status Client::post(const char* path, const std::string& body, std::string* answ
                                            std::to_string(ms_since(start)) + " ms");
         }
         if (stuck || (result == CURLE_OPERATION_TIMEDOUT && request_bytes > 0)) {
+            // A member that takes a request and never answers (cut off from
+            // the others, it has no quorum) must not take every later call's
+            // budget too: the next call starts at the next member.
+            current_ = (idx + 1) % n;
             return fail(Code::Timeout, "timed out after " + std::to_string(budget) + " ms waiting for " +
                                            endpoint);
         }
         if (done && result == CURLE_OK) {
-            current_ = idx;  // it answered: start there next time
+            // It answered: start there next time, unless it answered that it
+            // cannot serve (5xx: no leader, not ready), then at the next one.
+            current_ = http_status >= 500 ? (idx + 1) % n : idx;
             if (http_status == 200) return Status{};
             // etcd's errors are {"error": ..., "message": ..., "code": <grpc code>}.
             const json err = json::parse(*answer, nullptr, false);

@@ -365,6 +365,32 @@ TEST_F(Etcd, FirstEndpointDeadSecondAlive) {
     EXPECT_TRUE(c.revoke(g.lease_id).ok());
 }
 
+// A member that accepts requests and never answers (cut off from the other
+// members, it has no quorum): the call times out, and the next call starts
+// at the next member instead of timing out there again (the nemesis suite
+// saw every node refuse ids while the first endpoint was partitioned).
+TEST_F(Etcd, AMemberThatNeverAnswersIsSkippedByTheNextCall) {
+    test::FakeGateway silent;
+    ASSERT_TRUE(silent.running());
+    silent.answer(200, "{}", 5000);
+    Client c(options_for({silent.endpoint(), etcd_url()}, 500));
+    EXPECT_EQ(c.get("/x").status.code, Code::Timeout);
+    EXPECT_EQ(c.current_endpoint(), etcd_url());
+    const etcd::GetResult r = c.get("/x");
+    EXPECT_TRUE(r.status.ok()) << r.status.error;
+}
+
+// Likewise a member that answers it cannot serve (HTTP 503: no leader).
+TEST_F(Etcd, AMemberWithoutLeaderIsSkippedByTheNextCall) {
+    test::FakeGateway leaderless;
+    ASSERT_TRUE(leaderless.running());
+    leaderless.answer(503, R"({"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14})");
+    Client c(options_for({leaderless.endpoint(), etcd_url()}, 1000));
+    EXPECT_EQ(c.get("/x").status.code, Code::HttpError);
+    EXPECT_EQ(c.current_endpoint(), etcd_url());
+    EXPECT_TRUE(c.get("/x").status.ok());
+}
+
 TEST_F(Etcd, FrozenEtcdTimesOutWithinTheBudget) {
     Client c = client(1000);
     ASSERT_TRUE(c.get("/warm").status.ok());  // connection open before the freeze
