@@ -96,19 +96,21 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     // node's last one: its etcd mark does not cover the rest of this node's
     // current millisecond, so that millisecond counts as used up. Nothing of
     // the id past the start is reserved by this node yet (the first id asks
-    // the worker for a reservation in etcd); that reservation is published
-    // before the position word moves to the new worker id, so that a caller
-    // that reads the new word reads it too (the invariant in shmem.cpp).
+    // the worker for a reservation in etcd). The order keeps the invariant
+    // of shmem.cpp: the position word moves to the new worker id while the
+    // previous tenure's fence still holds the reservation down, and only
+    // then is the fence lifted; a caller that read the old word fails its
+    // swap, and one that reads the new word finds nothing reserved past it.
     const int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
     const int64_t start_ms = h.floor_ms > cur_ms ? h.floor_ms : cur_ms;
     pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
-    pg_atomic_write_u64(&shared->fence_ms_plus1, 0);
-    publish_reservation_locked();
+    if (pg_atomic_read_u64(&shared->fence_ms_plus1) == 0) (void)fence_ids_locked();
     if (start_tenure_locked(worker, start_ms) == start_ms) {
         shared->floor_ms = start_ms;
         shared->floor_grace_ms = start_ms == h.floor_ms ? h.grace_ms : 0;
         shared->floor_source = start_ms == h.floor_ms && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile;
     }
+    lift_fence_locked();
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }

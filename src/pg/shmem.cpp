@@ -11,8 +11,10 @@
 //   worker id it composes with, and the reservation it is issued under. The
 //   id's worker id is taken from the word the swap replaces, never from
 //   anything read beside it; every lease transition moves the word under
-//   `lock` (start_tenure_locked(), fence_ids_locked()), after publishing the
-//   reservation that goes with the new word. A caller that read the word
+//   `lock` (fence_ids_locked() when a tenure ends; start_tenure_locked()
+//   while that fence still holds the reservation down, lift_fence_locked()
+//   after it), so no reservation of a new tenure is ever visible beside an
+//   old tenure's word. A caller that read the word
 //   before a transition (and was then descheduled for any length of time)
 //   fails its swap and decides again from the new word. No sleep or margin
 //   is part of this argument.

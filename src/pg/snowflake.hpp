@@ -94,8 +94,8 @@ void install_shmem_hooks();
 int64_t fence_ids_locked();
 void lift_fence_locked();
 // A new tenure of `worker`: the position moves to "after max(floor_ms, its
-// own millisecond)" with the new worker id; returns that millisecond. The
-// caller publishes the tenure's reservation (at most that millisecond) first.
+// own millisecond)" with the new worker id; returns that millisecond. Call
+// it with the previous tenure's fence in place, and lift the fence after.
 int64_t start_tenure_locked(int32_t worker, int64_t floor_ms);
 // Raises the position to "floor_ms used up" (worker id unchanged); returns
 // the position.
