@@ -395,7 +395,10 @@ Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& e
     h.floor_ms = std::max<int64_t>(std::max(local.ms, etcd.ms), -1);
     if (h.floor_ms < 0) return h;
     if (local.ms == h.floor_ms && !local.clean) h.grace_ms = std::max(h.grace_ms, local_window_ms);
-    if (etcd.ms == h.floor_ms && !etcd.clean) h.grace_ms = std::max(h.grace_ms, etcd_window_ms);
+    // A reservation in etcd is renewed from its old end when less than half
+    // a window is left: it reaches up to 1.5 windows past the writer's clock.
+    if (etcd.ms == h.floor_ms && !etcd.clean)
+        h.grace_ms = std::max(h.grace_ms, etcd_window_ms + etcd_window_ms / 2);
     h.grace_ms = std::max<int64_t>(h.grace_ms, 0);
     return h;
 }

@@ -222,17 +222,20 @@ ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
 // Marks and hand-over (id-space milliseconds)
 
 // How far ahead of the clock the etcd mark reaches, and when it is renewed
-// (less than half of it left). Larger than the local window because a write
-// is a network round trip; a new holder after a crash waits at most this
-// long (minus the TTL it already waited for the lease to expire).
+// (less than half of it left, from the old end: so it lies 2.5 to 7.5 s
+// ahead). Larger than the local window because a write is a network round
+// trip; a new holder after a crash waits at most 1.5 times this long
+// (minus the TTL it already waited for the lease to expire).
 constexpr int64_t kEtcdMarkWindowMs = 5000;
 
 struct Handover {
     int64_t floor_ms = -1;  // the generator starts above this (state_after)
     int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
 };
-// floor = max(local, etcd); the grace is the window of a reservation that
-// reaches the floor (a clean mark is exact: no grace). etcd_mark_is_ours:
+// floor = max(local, etcd); the grace is how far a reservation that reaches
+// the floor can lie past its writer's clock: the local window as given (the
+// mark file records its lead), 1.5 etcd windows for the etcd mark (renewed
+// from its old end); a clean mark is exact: no grace. etcd_mark_is_ours:
 // the etcd mark's mod revision is the one this process's own last write of
 // it returned (it lost the lease and got the same id back): nobody else
 // issued under that id since, so the process's own position (pass the
