@@ -19,7 +19,8 @@
 # off (bench/lease.sh), 8 ids over HTTP
 # against ids over SQL (bench/http.sh, wrk and pgbench).
 #
-# Needs the extension installed, psql, pgbench, gnuplot and awk. No python.
+# Needs the extension installed, psql, pgbench, gnuplot and awk; g++ and Google
+# Benchmark for suite 5, etcd for suite 7, wrk and curl for suite 8. No python.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
