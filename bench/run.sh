@@ -3,8 +3,8 @@
 # side by side in one run on one throwaway instance, so that every figure is
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
-#   make bench          (= bench/run.sh after build + install) full run, 3 to
-#                       5 minutes on 2 cores. Writes bench/results/latest.md,
+#   make bench          (= bench/run.sh after build + install) full run, about
+#                       7 minutes on 2 cores. Writes bench/results/latest.md,
 #                       bench/results/*.png, bench/results/data/*.tsv and the
 #                       generated results section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
