@@ -12,8 +12,9 @@
 //   not run then.
 // - At a clean shutdown the postmaster writes the exact last millisecond, so
 //   a clean restart does not wait. After a crash, ids wait until the clock
-//   passes the last reservation: at most its window (recorded in the file)
-//   after the crash with a correct clock.
+//   passes the last reservation: at most its lead (recorded in the file; up
+//   to 1.5 windows, core::reservation_lead) after the crash with a correct
+//   clock.
 // - Writes are atomic and durable: temp file, fsync, rename, fsync of the
 //   data directory. The file carries a CRC-32C.
 // Nothing here raises an error: file operations report errno to the caller.
