@@ -161,8 +161,8 @@ void load_mark(SharedState* s) {
                       errhint("snowflake_nextval() refuses ids until it is repaired; see the "
                               "operations guide.")));
 
-    // After a crash the mark is the last reservation, up to its window ahead
-    // of the clock: waiting it out is expected, not a clock problem.
+    // After a crash the mark is the last reservation, up to its recorded
+    // lead ahead of the clock: waiting it out is expected, not a clock problem.
     const core::Mark& m = s->loaded;
     const core::GeneratorState start =
         core::state_after(m.ms, m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs));
