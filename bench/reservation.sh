@@ -1,10 +1,12 @@
 #!/bin/bash
 # What the high-water mark's reservation costs, on a throwaway instance with
 # fsync = on (the tests' instances run with fsync = off):
-#  - the latency of the first id after an idle period (the backend writes the
-#    mark itself: one write, two fsyncs), next to the following call;
+#  - the latency of the first id after an idle period, next to the following
+#    call (the mark worker renews the reservation while the server is idle, so
+#    neither should wait for a write; backends never write the mark);
 #  - under steady load (pgbench, 2 clients, 10 s): reservations written by the
-#    background worker and reservation waits on the id path.
+#    background worker (about one a second) and reservation waits on the id
+#    path.
 # Usage: bench/reservation.sh   (after make install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ pg_psql "$d" -c "CREATE EXTENSION snowflake"
 {
     echo '\timing on'
     for _ in $(seq 1 "$ROUNDS"); do
-        echo 'SELECT pg_sleep(1.6);'   # past the 1 s reservation: it lapses
+        echo 'SELECT pg_sleep(1.6);'   # longer than a 1 s window: renewed while idle
         echo 'SELECT snowflake_nextval();'
         echo 'SELECT snowflake_nextval();'
     done

@@ -3,8 +3,8 @@
 # side by side in one run on one throwaway instance, so that every figure is
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
-#   make bench          (= bench/run.sh after build + install) full run, 3 to
-#                       5 minutes on 2 cores. Writes bench/results/latest.md,
+#   make bench          (= bench/run.sh after build + install) full run, about
+#                       7 minutes on 2 cores. Writes bench/results/latest.md,
 #                       bench/results/*.png, bench/results/data/*.tsv and the
 #                       generated results section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
@@ -19,7 +19,8 @@
 # off (bench/lease.sh), 8 ids over HTTP
 # against ids over SQL (bench/http.sh, wrk and pgbench).
 #
-# Needs the extension installed, psql, pgbench, gnuplot and awk. No python.
+# Needs the extension installed, psql, pgbench, gnuplot and awk; g++ and Google
+# Benchmark for suite 5, etcd for suite 7, wrk and curl for suite 8. No python.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -446,6 +446,17 @@ fi
 like "10: ... the log says it revoked its previous run's lease" "$(log_since "$R" "$off")" \
     "revoking lease $OLDLEASE of this node's previous run, which holds worker id 5"
 cmp_num "10: ... under a new lease" "$(stat_of "$R" lease_id)" -ne "$OLDLEASE"
+# Its first id waits out the etcd mark of its previous run (up to 7.5 s
+# ahead of the clock), never SF001.
+first10=""; seen10=""
+for _ in $(seq 1 400); do
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$R")"
+    [ "$state" = 00000 ] && { first10=$id; break; }
+    seen10+=" $state"
+    sleep 0.05
+done
+like "10: ... its first id comes" "$first10" '^[0-9]+$'
+if [[ "$seen10" == *SF001* ]]; then not_ok "10: ... without SF001 on the way" "states:$seen10"; else ok "10: ... without SF001 on the way"; fi
 pg_stop "$R"
 
 # ---------------------------------------------------------------------------

@@ -221,11 +221,12 @@ ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
 // ---------------------------------------------------------------------------
 // Marks and hand-over (id-space milliseconds)
 
-// How far ahead of the clock the etcd mark reaches, and when it is renewed
-// (less than half of it left, from the old end: so it lies 2.5 to 7.5 s
-// ahead). Larger than the local window because a write is a network round
-// trip; a new holder after a crash waits at most 1.5 times this long
-// (minus the TTL it already waited for the lease to expire).
+// The etcd mark's window: renewed when less than half of it is left, by this
+// much from the old end (plan_reservation), so the mark is 0.5 to 1.5 of it
+// (2.5 to 7.5 s) ahead of the clock. Larger than the local window because a
+// write is a network round trip. A new holder after a crash waits out at
+// most 1.5 times this long (plan_handover's grace), less the TTL it already
+// waited for the lease to expire.
 constexpr int64_t kEtcdMarkWindowMs = 5000;
 
 struct Handover {

@@ -18,7 +18,9 @@
 //   Client, in the process that uses it (the background worker, after fork),
 //   and may call curl_global_cleanup() at exit.
 // - Allocations are ordinary C++ (std::string); the glue keeps Client and
-//   results out of reach of ereport's longjmp (see CONVENTIONS.md).
+//   results out of reach of ereport's longjmp (PostgreSQL's "Using C++ for
+//   Extensibility": src/pg/lease_worker.cpp holds them in a function where
+//   nothing raises an error).
 //
 // Usage sketch (lease_driver.hpp is the whole lease loop built on it):
 //

@@ -1,6 +1,9 @@
 // Every PostgreSQL version difference the glue depends on, in one place.
-// Built and tested against PostgreSQL 15; the branches for 13/14 and 16+ follow
-// the documented API changes of those releases.
+// Tested against PostgreSQL 15, 17 and 18 (README, "Supported PostgreSQL
+// versions"); 16 builds but is not tested. Versions before 15 are not
+// supported: wal.cpp calls RegisterCustomRmgr() (15+) unconditionally, so they
+// do not build whatever the #error below says. The branches for 13/14 are
+// left from earlier releases and are neither built nor tested.
 #pragma once
 
 #if PG_VERSION_NUM < 130000

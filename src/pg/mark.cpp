@@ -12,8 +12,9 @@
 //   not run then.
 // - At a clean shutdown the postmaster writes the exact last millisecond, so
 //   a clean restart does not wait. After a crash, ids wait until the clock
-//   passes the last reservation: at most its window (recorded in the file)
-//   after the crash with a correct clock.
+//   passes the last reservation: at most its lead (recorded in the file; up
+//   to 1.5 windows, core::reservation_lead) after the crash with a correct
+//   clock.
 // - Writes are atomic and durable: temp file, fsync, rename, fsync of the
 //   data directory. The file carries a CRC-32C.
 // Nothing here raises an error: file operations report errno to the caller.
@@ -160,8 +161,8 @@ void load_mark(SharedState* s) {
                       errhint("snowflake_nextval() refuses ids until it is repaired; see the "
                               "operations guide.")));
 
-    // After a crash the mark is the last reservation, up to its window ahead
-    // of the clock: waiting it out is expected, not a clock problem.
+    // After a crash the mark is the last reservation, up to its recorded
+    // lead ahead of the clock: waiting it out is expected, not a clock problem.
     const core::Mark& m = s->loaded;
     const core::GeneratorState start =
         core::state_after(m.ms, m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs));

@@ -3,7 +3,9 @@
 // Every function here keeps only plain data in scope: an ereport() may jump
 // out of any of them at any point after the lock is released.
 //
-// Every wait on the id path sleeps in slices of at most kSliceMs and decides
+// Every wait on the id path sleeps in slices of at most kSliceMs (a backend
+// spins, checking for interrupts, through the last 2 ms before the
+// millisecond it waits for: wait_slice) and decides
 // again after each one, with the clock read anew: cancel, terminate and
 // statement_timeout end it within a slice, and a clock that steps back
 // further while a call waits is an error at once, not a longer wait.

@@ -210,8 +210,9 @@ extern "C" void snowflake_mark_worker_main(Datum) {
         }
         sleep_ms = sp::reserve_once(&last_logged_err);
     }
-    // At a server shutdown, exit quietly (code 0). Stopped otherwise
-    // (pg_terminate_backend), exit with code 1: the postmaster starts the
-    // worker again after bgw_restart_time; code 0 would unregister it.
+    // At a server shutdown, exit quietly (code 0). Stopped otherwise (a
+    // SIGTERM sent to this pid; pg_terminate_backend() cannot reach a worker
+    // without a database connection), exit with code 1: the postmaster starts
+    // the worker again after bgw_restart_time; code 0 would unregister it.
     proc_exit(sp::postmaster_stopping() ? 0 : 1);
 }
