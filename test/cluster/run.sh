@@ -484,10 +484,12 @@ cluster_proof() {
 
     echo "# $(elapsed_since "$t0") s: the merge node has caught up with the live nodes"
 
-    # The dead node's disk comes back: started without snowflake (it issues
-    # nothing), only so that its rows the merge node had not received yet
-    # reach it through its subscription, which reconnects by itself.
-    pg_conf "${DIR[n4]}" "shared_preload_libraries = ''"
+    # The dead node's disk comes back: started without a worker id (it
+    # issues nothing), only so that its rows the merge node had not received
+    # yet reach it through its subscription, which reconnects by itself. The
+    # library stays preloaded: crash recovery replays its WAL records (the
+    # mark travels with the WAL; docs/operations.md).
+    pg_conf "${DIR[n4]}" "snowflake.worker_id = -1" "snowflake.etcd_endpoints = ''"
     cl_start "${DIR[n4]}" || { bail "$V: the dead node's data directory starts again (crash recovery)"; return; }
     wait_for "merged" 60 cl_caught_up "${DIR[merge]}" n4 "${DIR[n4]}" \
         || not_ok "$V: the merge node has every row of n4 once its disk is back" \
