@@ -8,6 +8,7 @@
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "etcd/lease_driver.hpp"
+#include "delay_proxy.hpp"
 #include "frozen_process.hpp"
 
 #include <gtest/gtest.h>
@@ -46,9 +47,9 @@ std::string etcd_url() {
     return v != nullptr ? v : "";
 }
 
-etcd::Options options() {
+etcd::Options options(const std::string& endpoint = etcd_url()) {
     etcd::Options o;
-    o.endpoints = {etcd_url()};
+    o.endpoints = {endpoint};
     o.timeout_ms = 1000;
     o.connect_timeout_ms = 500;
     return o;
@@ -80,10 +81,11 @@ uint64_t random_system_identifier() {
 // (issue()) on the state the host publishes.
 class Node final : public etcd::LeaseHost {
 public:
+    // endpoint: etcd's, or a proxy's in front of it.
     Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0,
-         uint64_t system_identifier = random_system_identifier())
+         uint64_t system_identifier = random_system_identifier(), const std::string& endpoint = etcd_url())
         : skew_ms_(skew_ms), rng_(std::random_device{}()),
-          driver_(*this, lease_config(static_worker, ttl_s), options(), std::move(prefix),
+          driver_(*this, lease_config(static_worker, ttl_s), options(endpoint), std::move(prefix),
                   identity(std::move(host), system_identifier)) {}
 
     // One turn of the driver, then its sleep (at most 50 ms, so that the
@@ -125,6 +127,8 @@ public:
     int64_t floor_ms() const { return floor_ms_; }
     int64_t etcd_reserved() const { return etcd_reserved_; }
     const std::vector<std::string>& log_lines() const { return log_; }
+    // Every write attempt of the etcd mark, in order: "" for a success.
+    const std::vector<std::string>& mark_attempts() const { return mark_attempts_; }
     // For failure messages: times are relative to the node's clock now.
     std::string debug() const {
         const core::Lease& l = driver_.lease();
@@ -166,7 +170,10 @@ public:
     void publish_etcd_reservation(int64_t until_ms) noexcept override {
         etcd_reserved_ = std::max(etcd_reserved_, until_ms);
     }
-    void record_mark_attempt(const char* error) noexcept override { mark_error_ = error; }
+    void record_mark_attempt(const char* error) noexcept override {
+        mark_error_ = error;
+        mark_attempts_.push_back(error);
+    }
     uint32_t random() noexcept override { return static_cast<uint32_t>(rng_()); }
     void log(const char* message, const char* detail, const char* hint) noexcept override {
         log_.push_back(std::string(message) + (detail != nullptr ? std::string(" / ") + detail : "") +
@@ -186,6 +193,7 @@ private:
     int64_t etcd_reserved_ = -1;
     int64_t demand_ = -1;
     std::string mark_error_;
+    std::vector<std::string> mark_attempts_;
     std::vector<std::string> log_;
     core::Status last_status_ = core::Status::Issued;
     etcd::LeaseDriver driver_;  // last: it starts with the host's clock
@@ -314,6 +322,101 @@ TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 5000)) << a.lease().last_error;
     EXPECT_EQ(a.lease().worker, 11);
     EXPECT_EQ(a.floor_ms(), foreign_ms);
+    EXPECT_TRUE(a.shutdown());
+}
+
+// Issue 16: a renewal of the mark that etcd applied but whose answer was
+// lost (the client's 1 s timeout ran out first) moves the mark's revision, so
+// the retry's compare fails, on the node's own value with its claim in place.
+// The driver adopts that write: same lease, same id, ids keep flowing; it
+// must not take its own write for another node's and drop the id.
+TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
+    test::DelayProxy proxy(etcd_url());
+    ASSERT_TRUE(proxy.running());
+    Node a(prefix_, "node-a", 13, 30, 0, random_system_identifier(), proxy.endpoint());
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 5000)) << a.lease().last_error;
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 5000)) << a.debug();
+    const int64_t lease_id = a.lease().lease_id;
+    const int32_t worker = a.lease().worker;
+    const int64_t reserved_before = a.etcd_reserved();
+    const size_t attempts_before = a.mark_attempts().size();
+    ASSERT_GT(attempts_before, 0u);
+    ASSERT_EQ(a.mark_attempts().back(), "");
+
+    // The next compare-and-put of the mark (a txn naming the mark key; the
+    // claim's txn names the worker key) reaches etcd, its answer is held.
+    const std::string mark_key = core::mark_key(prefix_, worker);
+    proxy.hold_next("/v3/kv/txn", "\"" + etcd::base64_encode(mark_key) + "\"");
+    // Ids are asked for, so the reservation is renewed within a window.
+    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.mark_attempts().size() > attempts_before; },
+                            4 * core::kEtcdMarkWindowMs))
+        << a.debug();
+    ASSERT_EQ(proxy.held(), 1) << "the attempt that failed was not the held one";
+    const std::string failed = a.mark_attempts().back();
+    ASSERT_NE(failed.find("timed out"), std::string::npos) << failed;
+
+    // etcd applied it: its answer (held by the proxy) says so, and the mark
+    // holds the value of the held request.
+    const Clock::time_point end = Clock::now() + std::chrono::seconds(15);
+    while (!proxy.held_answered() && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(proxy.held_answered());
+    ASSERT_EQ(proxy.held_status(), 200) << proxy.held_answer();
+    ASSERT_NE(proxy.held_answer().find("\"succeeded\":true"), std::string::npos) << proxy.held_answer();
+    proxy.release();
+    etcd::Client direct(options());
+    const etcd::GetResult applied = direct.get(mark_key);
+    ASSERT_TRUE(applied.status.ok() && applied.found) << applied.status.error;
+    ASSERT_NE(proxy.held_request().find("\"" + etcd::base64_encode(applied.kv.value) + "\""), std::string::npos)
+        << "the mark in etcd is not the held request's value";
+    core::Mark written;
+    ASSERT_TRUE(core::decode_etcd_mark(applied.kv.value, &written));
+    EXPECT_GT(written.ms, reserved_before);
+
+    // The retry's compare fails on that value: the driver must adopt it.
+    const size_t attempts_failed = a.mark_attempts().size();
+    auto decided = [&] {
+        for (size_t i = attempts_failed; i < a.mark_attempts().size(); i++)
+            if (a.mark_attempts()[i].empty() ||
+                a.mark_attempts()[i].find("another lease") != std::string::npos)
+                return true;
+        return a.lease().lease_id != lease_id || !held(a);
+    };
+    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return decided(); }, 4 * core::kEtcdMarkWindowMs))
+        << a.debug();
+    for (const std::string& attempt : a.mark_attempts())
+        EXPECT_EQ(attempt.find("held by another lease"), std::string::npos) << attempt;
+    EXPECT_EQ(std::string(a.lease().last_error).find("held by another"), std::string::npos)
+        << a.lease().last_error;
+    ASSERT_TRUE(held(a)) << a.debug();
+    EXPECT_EQ(a.lease().lease_id, lease_id);
+    EXPECT_EQ(a.lease().worker, worker);
+    EXPECT_EQ(a.mark_attempts().back(), "");
+    // Adopted, not rewritten: the mark in etcd is still the held write, and
+    // it is the node's published reservation.
+    const etcd::GetResult now = direct.get(mark_key);
+    ASSERT_TRUE(now.status.ok() && now.found) << now.status.error;
+    EXPECT_EQ(now.kv.mod_revision, applied.kv.mod_revision);
+    EXPECT_EQ(now.kv.value, applied.kv.value);
+    EXPECT_EQ(a.etcd_reserved(), written.ms);
+
+    // Ids keep flowing, past the adopted reservation: the next renewal
+    // compares on the adopted write's revision and succeeds.
+    int64_t id = 0;
+    ASSERT_TRUE(a.run_until([&] {
+        const int64_t next = a.issue();
+        if (next != 0) id = next;
+        return id != 0 && core::decompose(id).ms > written.ms;
+    }, written.ms - wall_ms(0) + 4 * core::kEtcdMarkWindowMs)) << a.debug();
+    EXPECT_EQ(core::decompose(id).worker, worker);
+    EXPECT_EQ(a.lease().lease_id, lease_id);
+    for (const std::string& attempt : a.mark_attempts())
+        EXPECT_EQ(attempt.find("another lease"), std::string::npos) << attempt;
+    const etcd::GetResult last = direct.get(mark_key);
+    ASSERT_TRUE(last.status.ok() && last.found) << last.status.error;
+    core::Mark last_mark;
+    ASSERT_TRUE(core::decode_etcd_mark(last.kv.value, &last_mark));
+    EXPECT_EQ(last_mark.ms, a.etcd_reserved());  // the value it wrote last
+    EXPECT_GT(last_mark.ms, written.ms);
     EXPECT_TRUE(a.shutdown());
 }
 
