@@ -1,13 +1,12 @@
 // Every PostgreSQL version difference the glue depends on, in one place.
 // Tested against PostgreSQL 15, 17 and 18 (README, "Supported PostgreSQL
 // versions"); 16 builds but is not tested. Versions before 15 are not
-// supported: wal.cpp calls RegisterCustomRmgr() (15+) unconditionally, so they
-// do not build whatever the #error below says. The branches for 13/14 are
-// left from earlier releases and are neither built nor tested.
+// supported: wal.cpp calls RegisterCustomRmgr() (15+). The branches for 13/14
+// below are left from earlier releases and are neither built nor tested.
 #pragma once
 
-#if PG_VERSION_NUM < 130000
-#error "snowflake needs PostgreSQL 13 or later"
+#if PG_VERSION_NUM < 150000
+#error "snowflake needs PostgreSQL 15 or later (the high-water mark's WAL records need custom resource managers)"
 #endif
 
 // PostgreSQL 15 added shmem_request_hook; before it, shared memory and LWLock
