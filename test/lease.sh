@@ -239,7 +239,13 @@ for p in "${LIVE[@]}"; do kill -CONT "$p"; done
 t_thaw=$(uptime)
 wait_for "held again" 20 held "$N1"
 wait_for "held again" 20 held "$E"
-sleep 1
+# A node whose mark write was applied during the freeze, after its lease
+# had lapsed, starts its new tenure above that mark and waits it out (up to
+# 1.5 etcd windows, with node e's clock 2 s behind): wait for ids, not a
+# fixed second.
+ids_after_thaw() { awk -v b="$t_thaw" '$2 ~ /^[0-9]+$/ && $1 > b' "$WORK/$1" | grep -q .; }
+wait_for "ids again" 15 ids_after_thaw load6_1
+wait_for "ids again" 15 ids_after_thaw load6_e
 stop_load "$L1"; stop_load "$L2"
 for f in load6_1 load6_e; do
     last_ok=$(awk -v a="$t_freeze" -v b="$t_thaw" '$2 ~ /^[0-9]+$/ && $1 > a && $1 < b { t = $1 } END { print t ? t - a : -1 }' "$WORK/$f")
