@@ -11,7 +11,8 @@ What it reads (README.md and docs/*.md, or the files given):
   <!-- doctest: conf -->           server the examples run on;
   <!-- doctest: skip REASON -->    it cannot run here, for REASON.
 
-  A marker is the line right before the opening fence; GitHub does not render
+  A marker is the line right before the opening fence (both may be indented,
+  in a list item); GitHub does not render
   HTML comments, so readers see only the block.
 
   sql: statements end with ";". A statement's output is shown either in a
@@ -61,8 +62,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MARKER = re.compile(r"^<!--\s*doctest:\s*(\w+)\s*(.*?)\s*-->\s*$")
 FIGURES = re.compile(r"^<!--\s*figures:\s*(\S+)\s*-->\s*$")
-FENCE = re.compile(r"^(```+)\s*([\w+-]*)\s*$")
-TESTREF = re.compile(r"Test: `([^`\s]+)` `([^`]+)`")
+FENCE = re.compile(r"^(\s*)(```+)\s*([\w+-]*)\s*$")
+TESTREF = re.compile(r"Test:\s+`([^`\s]+)`\s+`([^`]+)`")
 DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?![\w.]*\d)")
 COMMIT = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")
 HTTP_DEFAULT = "127.0.0.1:8080"
@@ -105,13 +106,14 @@ def parse(path):
         if not m:
             i += 1
             continue
-        fence, info, start = m.group(1), m.group(2), i
+        indent, fence, info, start = m.group(1), m.group(2), m.group(3), i
         j = i + 1
         while j < len(lines) and lines[j].strip() != fence:
             j += 1
-        marker = MARKER.match(lines[start - 1]) if start > 0 else None
+        marker = MARKER.match(lines[start - 1].strip()) if start > 0 else None
         kind, opts = (marker.group(1), marker.group(2)) if marker else (None, "")
-        blocks.append(Block(path, start + 1, info, kind, opts, lines[start + 1:j]))
+        body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:j]]
+        blocks.append(Block(path, start + 1, info, kind, opts, body))
         i = j + 1
     return blocks, lines
 
@@ -150,7 +152,7 @@ def paragraphs(lines):
     result = []
     for start, para in out:
         marker = None
-        if FIGURES.match(para[0]):
+        if FIGURES.match(para[0].strip()):
             marker, para = para[0], para[1:]
         result.append((start + 1, marker, "\n".join(para)))
     return result
@@ -336,7 +338,7 @@ def static_checks(path, blocks, lines, rep):
                 rep.ok(False, "%s:%d: figures %s quoted from bench/results/ have a <!-- figures: FILE --> marker"
                        % (rel, line_no, ", ".join(figures)))
             continue
-        cited = FIGURES.match(marker).group(1)
+        cited = FIGURES.match(marker.strip()).group(1)
         target = os.path.join(ROOT, cited)
         if not os.path.isfile(target):
             rep.ok(False, "%s:%d: cited results file %s exists" % (rel, line_no, cited))
