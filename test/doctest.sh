@@ -34,14 +34,15 @@ SELF=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-doctest-self.XXXXXX")
 cleanup() { pg_cleanup_all; rm -rf "$SELF"; }
 trap cleanup EXIT
 
-# The server: the documents' conf blocks, on a free port for HTTP. Three
+# The server: the conf blocks of README.md (always: the node the examples
+# assume) and of the documents, on a free port for HTTP. Three
 # attempts, in case another process takes the port first.
 listening() { grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$PORT" "$DIR/server.log" 2>/dev/null; }
 started=0
 pg_init "$DIR" "timezone = 'UTC'" "log_min_messages = info" "include_if_exists = 'doctest.conf'" || exit 1
 for attempt in 1 2 3; do
     PORT=$(free_tcp_port)
-    $PY test/doctest.py conf "$PORT" "${FILES[@]}" | as_pg tee "$DIR/data/doctest.conf" >/dev/null
+    $PY test/doctest.py conf "$PORT" README.md "${FILES[@]}" | as_pg tee "$DIR/data/doctest.conf" >/dev/null
     pg_start "$DIR" || { echo "# server did not start:"; tail -5 "$DIR/server.log" | sed 's/^/#   /'; exit 1; }
     if ! grep -q "^snowflake.http_listen" "$DIR/data/doctest.conf"; then started=1; break; fi
     for _ in $(seq 1 200); do listening && break; sleep 0.05; done
