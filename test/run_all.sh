@@ -32,6 +32,7 @@ SUITES=(
     "Patroni switchovers and failovers|test/patroni.sh"
     "monitoring|test/monitoring.sh"
     "nemesis (2 min)|env DURATION=120 test/nemesis/run.sh"
+    "doc examples|test/doctest.sh"
 )
 
 # RUN_ONLY / RUN_SKIP: keep the chosen suites; a name that matches no suite
