@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fault-injection suite of snowflake: real servers whose clock is moved with
-# libfaketime (see lib.sh), crashed with kill -9, given corrupt mark files,
+# libfaketime (see test/lib/faketime.sh), crashed with kill -9, given corrupt mark files,
 # run as hot standbys, and started with bad settings.
 #
 # Prints one line per check, "ok - ..." or "not ok - ..." (with details on
@@ -51,25 +51,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. "$FAULT_DIR/lib.sh"
+. test/lib/suite.sh
+. test/fault/lib.sh
 
-SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
-trap 'pg_cleanup_all; rm -rf "$SHIM_DIR"' EXIT
-trap 'exit 130' INT TERM
-umask 022
+suite_begin fault
+SHIM_DIR=$SUITE_DIR
 
-if [ ! -r "$FT_LIB" ]; then
-    echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-
-if ! ft_build_shim "$SHIM_DIR"; then
-    echo "# could not compile test/fault/select_shim.c ($(head -1 "$SHIM_DIR/shim.log")):"
-    echo "# the mark worker will read the real clock, not the moved one"
-fi
+ft_require "$SHIM_DIR"
 timex_build_shim "$SHIM_DIR"
 STORAGE_SHIM=
 if cc -shared -fPIC -O2 -o "$SHIM_DIR/storage_shim.so" "$FAULT_DIR/storage_shim.c" -ldl 2>"$SHIM_DIR/storage_shim.log"; then
@@ -447,7 +435,7 @@ case_5() {
         kill "$pid" 2>/dev/null; wait "$pid"; bail "5: load running before the crash" "$(tail -5 "$log")"; return
     fi
     pg_kill9 "$B" || { bail "5: postmaster killed and reaped"; return; }
-    if wait_for "gone" 10 no_procs_in "$B" && [ ! -e "$B/data/postmaster.pid" ]; then
+    if wait_for "gone" 10 pg_gone "$B" && [ ! -e "$B/data/postmaster.pid" ]; then
         ok "5: every process of the killed server is gone, its lock file removed"
     else
         not_ok "5: every process of the killed server is gone, its lock file removed"
@@ -754,7 +742,7 @@ case_9() {
         not_ok "9a: the durable mark stayed near the last id" \
             "mark $markms ms, last id at $lastms ms: $(( (markms - lastms) / 86400000 )) days ahead (end of range: $(( (1 << 41) - 1 )))"
     fi
-    pg_kill9 "$C" && wait_for "gone" 10 no_procs_in "$C" || { bail "9a: postmaster killed"; return; }
+    pg_kill9 "$C" && wait_for "gone" 10 pg_gone "$C" || { bail "9a: postmaster killed"; return; }
     ft_start "$C" || { bail "9a: restarted"; return; }
     probe_fields "$(run_probe "$C" resume 3 c9a-restart)"
     if [ -n "$P_AFTER" ]; then
@@ -783,7 +771,7 @@ case_9() {
         not_ok "9b: a +1 day glitch with no id in it leaves the durable mark near the clock" \
             "mark $markms ms, clock at $nowms ms, last id at $idms ms: $(( (markms - nowms) / 1000 )) s ahead"
     fi
-    pg_kill9 "$C" && wait_for "gone" 10 no_procs_in "$C" || { bail "9b: postmaster killed"; return; }
+    pg_kill9 "$C" && wait_for "gone" 10 pg_gone "$C" || { bail "9b: postmaster killed"; return; }
     ft_start "$C" || { bail "9b: restarted"; return; }
     probe_fields "$(run_probe "$C" resume 3 c9b-restart)"
     if [ -n "$P_AFTER" ]; then
@@ -1031,7 +1019,7 @@ case_13() {
     helpers_sql "$F" || { bail "13: helpers created"; return; }
     pg_val "$F" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c13' FROM generate_series(1, 5000)" >/dev/null
     M=$(pg_val "$F" "SELECT max(id) FROM ids")
-    pg_kill9 "$F" && wait_for "gone" 10 no_procs_in "$F" || { bail "13: postmaster killed"; return; }
+    pg_kill9 "$F" && wait_for "gone" 10 pg_gone "$F" || { bail "13: postmaster killed"; return; }
     markms=$(mark_ms "$F")
     is "13: the mark after the crash is a reservation" "$(mark_flags "$F")" 0
     ft_start "$F" || { bail "13: restarted"; return; }
@@ -1070,7 +1058,7 @@ case_14() {
     like "14: ... the detail names the high-water mark" "$detail" 'high-water mark'
     is "14: ... the hint names a time after the id" \
         "$(pg_val "$G" "SELECT resume_at(\$\$$hint\$\$) > snowflake_timestamp($fut)")" t
-    pg_kill9 "$G" && wait_for "gone" 10 no_procs_in "$G" || { bail "14: postmaster killed"; return; }
+    pg_kill9 "$G" && wait_for "gone" 10 pg_gone "$G" || { bail "14: postmaster killed"; return; }
     pg_start "$G" || { bail "14: restarted after kill -9"; return; }
     is "14: after kill -9 and a restart the floor holds (SF001)" "$(pg_val "$G" "SELECT state FROM try_nextval()")" SF001
     v=$(pg_psql "$G" -A -t -F $'\x1f' -c "SELECT state FROM (SELECT snowflake_advance_floor(1)) s, try_nextval()" 2>&1)
