@@ -1,5 +1,5 @@
-# Helpers of the fault-injection suite (test/fault/run.sh), also used by
-# test/http.sh and test/standby.sh. Source after
+# Helpers of the fault-injection suite (test/fault/run.sh and its case
+# files), also used by test/http.sh and test/standby.sh. Source after
 # test/lib/tap.sh, test/lib/pg.sh and test/lib/faketime.sh (the clock of a
 # server is moved with libfaketime: see there).
 
@@ -51,3 +51,63 @@ app_running() {
     [ "$(pg_val "$1" "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$2'")" -gt 0 ]
 }
 
+# --- helpers of the cases ---------------------------------------------------
+
+# pgbench DIR ARGS...: pgbench as postgres against the instance.
+pgbench_on() {
+    local dir=$1; shift
+    as_pg "$PGBIN/pgbench" -n -h "$dir" -p "$PG_PORT" -U postgres "$@" postgres
+}
+
+# load_script DIR: the pgbench script, where the postgres user can read it.
+load_script() {
+    cp "$FAULT_DIR/load.sql" "$1/load.sql"
+    chmod 644 "$1/load.sql"
+    echo "$1/load.sql"
+}
+
+# pgbench_clean LOG STATUS DESC: pgbench finished with status 0 and reported
+# no failed transaction.
+pgbench_clean() {
+    local log=$1 status=$2 desc=$3 failed
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$log")
+    if [ "$status" = 0 ] && [ "${failed:-0}" = 0 ] && grep -q '^number of transactions actually processed' "$log"; then
+        ok "$desc"
+    else
+        not_ok "$desc" "pgbench exit status $status, failed transactions '${failed:-?}'" \
+            "$(grep -E 'error|ERROR|abort|failed' "$log" | head -5)"
+    fi
+}
+
+# count_where DIR TABLE CONDITION
+count_where() { pg_val "$1" "SELECT count(*) FROM $2 WHERE $3"; }
+
+# probe_fields: splits a clock_probe result line into P_*.
+probe_fields() {
+    IFS=$'\x1f' read -r P_BEFORE P_ISSUED P_STATE P_MSG P_DETAIL P_HINT P_REFUSALS P_OTHER P_AFTER P_VIOL <<<"$1"
+}
+
+# run_probe DIR MODE TIMEOUT LABEL: clock_probe(...) as one line, fields
+# separated by \x1f (not whitespace, so that empty fields stay fields).
+run_probe() {
+    pg_psql "$1" -A -t -F $'\x1f' -c "SELECT * FROM clock_probe('$2', $3, '$4')"
+}
+
+# behind_ms MSG: N of "system clock moved backwards by N ms".
+behind_ms() { sed -n 's/^system clock moved backwards by \([0-9]*\) ms$/\1/p' <<<"$1"; }
+
+# no_duplicates DIR TABLE DESC
+no_duplicates() {
+    is "$3" "$(pg_val "$1" "SELECT count(*) - count(DISTINCT id) FROM $2")" 0
+}
+
+# ordered DIR TABLE DESC: per-client insertion order and the seen bound hold.
+ordered() {
+    is "$3" "$(pg_val "$1" "SELECT order_violations('$2')")" 0
+}
+
+# log_has DIR OFFSET TEXT: the server log has TEXT after byte OFFSET.
+log_has() { log_since "$1" "$2" | grep -qF "$3"; }
+
+# test_show DIR SETTING VALUE: SHOW SETTING answers VALUE.
+test_show() { [ "$(pg_val "$1" "SHOW $2")" = "$3" ]; }
