@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cases of the fault suite (sourced by test/fault/run.sh): the clock of a
 # running server moved under it with libfaketime, and the kernel's view of
 # the clock (timex_shim.c).

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cases of the fault suite (sourced by test/fault/run.sh): crashes and the
 # reservation on disk that ids wait out after them.
 #   9  a clock glitch far ahead with no id issued in it, then kill -9

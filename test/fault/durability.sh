@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cases of the fault suite (sourced by test/fault/run.sh): the storage under
 # the mark and the floor that an operator raises by hand.
 #  11  fsync slow, failing with EIO, ENOSPC (an LD_PRELOAD shim,

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers of the fault-injection suite (test/fault/run.sh and its case
 # files), also used by test/http.sh and test/standby.sh. Source after
 # test/lib/tap.sh, test/lib/pg.sh and test/lib/faketime.sh (the clock of a

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cases of the fault suite (sourced by test/fault/run.sh): restarts of one
 # instance (B), clean and after kill -9, and its mark file.
 #   4  missing mark on first start; clean restarts with the clock behind

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cases of the fault suite (sourced by test/fault/run.sh): a hot standby and
 # bad settings.
 #   7  hot standby: 25006, decoders work; ids once promoted

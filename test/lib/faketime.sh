@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A server's clock moved with libfaketime, for the suites and the demo.
 # Source after test/lib/pg.sh and test/lib/tap.sh (time.sh).
 #

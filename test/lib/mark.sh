@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The mark file of an instance (DIR/data/snowflake.mark), read and damaged
 # by the suites.
 

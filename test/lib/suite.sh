@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The libraries of the suites that start servers, in the order they need
 # each other: assertions and time (tap.sh, time.sh), throwaway PostgreSQL
 # instances (pg.sh, which insists on PG_CONFIG from the environment), clocks

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Assertions of every shell suite: TAP-style "ok - DESC" / "not ok - DESC"
 # lines, the closing summary "N passed, N failed", and run_cases, which runs
 # the case_N functions a suite defines. Source this file; it sources

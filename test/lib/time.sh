@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Time helpers of the test suites (sourced by test/lib/tap.sh).
 # Process creation is slow on some machines (tens of ms): the helpers that run
 # while a clock is being moved use bash arithmetic on integer microseconds
