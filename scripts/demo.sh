@@ -9,11 +9,7 @@ trap pg_cleanup_all EXIT
 
 dir=$(pg_tmpdir)
 echo "== starting a throwaway PostgreSQL in $dir (worker id 7)"
-pg_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7"
-if ! pg_start "$dir"; then
-    cat "$dir/server.log" >&2
-    exit 1
-fi
+pg_snowflake demo "$dir"
 
 run() {
     echo
@@ -21,7 +17,6 @@ run() {
     pg_psql "$dir" -c "$1"
 }
 
-pg_psql "$dir" -c "CREATE EXTENSION snowflake"
 run "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL)"
 run "INSERT INTO orders (item) SELECT 'item ' || g FROM generate_series(1, 5) g"
 run "SELECT o.id, o.item, d.ts, d.worker_id, d.sequence FROM orders o, snowflake_decode(o.id) d ORDER BY o.id"

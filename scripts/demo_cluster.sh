@@ -22,15 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-# Results, time and libfaketime helpers of the fault suite.
-# shellcheck source=/dev/null
-. "$FAULT_DIR/lib.sh"
-# shellcheck source=test/lib/etcd.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 # shellcheck source=test/cluster/lib.sh
 . test/cluster/lib.sh
 
@@ -56,18 +48,7 @@ esac
 CL_LEASE_TTL=5
 CL_LEASE_PREFIX=/snowflake
 
-LOAD_PIDS=()
-ETCD_WORK=
-cleanup() {
-    local p
-    cl_stop_all || true
-    pg_cleanup_all || true
-    etcd_stop || true
-    [ -z "$ETCD_WORK" ] || rm -rf "$ETCD_WORK"
-    for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-}
-trap cleanup EXIT
+trap cl_cleanup EXIT
 trap 'exit 130' INT TERM
 umask 022
 
@@ -137,8 +118,7 @@ NODES=(n1 n2 n3)
 if [ "$CL_ID_SOURCE" = leased ]; then
     WORKER=([merge]=100)
     say "starting etcd (one member on a loopback port) and three nodes that lease their worker ids from it"
-    ETCD_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-etcd.XXXXXX")
-    etcd_start 1 "$ETCD_WORK" || { echo "demo-cluster: etcd did not start" >&2; exit 1; }
+    cl_etcd_start 1 || { echo "demo-cluster: etcd did not start" >&2; exit 1; }
     echo "   etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
     echo "   each node's postgresql.conf:"
     cl_id_conf "" | sed 's/^/     /'
@@ -195,10 +175,10 @@ echo "merge=# CREATE SUBSCRIPTION sub_n1 CONNECTION 'host=${DIR[n1]} ...' PUBLIC
 say "inserting on all three nodes at once for 3 seconds (pgbench, 2 clients each, one order per transaction)"
 for n in "${NODES[@]}"; do
     cl_load "${DIR[$n]}" "$n" 3 2 60 1 >"${DIR[$n]}/pgbench.log" 2>&1 &
-    LOAD_PIDS+=($!)
+    CL_LOAD_PIDS+=($!)
 done
-for p in "${LOAD_PIDS[@]}"; do wait "$p"; done
-LOAD_PIDS=()
+for p in "${CL_LOAD_PIDS[@]}"; do wait "$p"; done
+CL_LOAD_PIDS=()
 for n in "${NODES[@]}"; do
     wait_for "merged" 30 cl_caught_up "${DIR[merge]}" "$n" "${DIR[$n]}"
 done
@@ -307,8 +287,6 @@ if [ "$CL_ID_SOURCE" = leased ]; then say "stopping every instance and etcd"; el
 cl_stop_all
 pg_cleanup_all
 if [ "$CL_ID_SOURCE" = leased ]; then
-    etcd_stop || true
-    rm -rf "$ETCD_WORK"
-    ETCD_WORK=
+    cl_etcd_stop || true
 fi
 echo "   done in $(elapsed_since "$START") s"

@@ -38,6 +38,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+. test/lib/tap.sh
 . test/lib/pg.sh
 
 TARGET=${SNOWFLAKE_CONCURRENCY_IDS:-2000000}
@@ -46,19 +47,7 @@ JOBS=${SNOWFLAKE_CONCURRENCY_JOBS:-2}
 SHARED_BUFFERS=${SNOWFLAKE_CONCURRENCY_SHARED_BUFFERS:-256MB}
 WORKER=5
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $*"; }
-not_ok() {
-    failed=$((failed + 1)); echo "not ok - $1"; shift
-    local l; for l in "$@"; do echo "#   $l"; done
-}
-is() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  '$2'" "want: '$3'"; fi; }
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+finish() { tap_summary; exit; }
 
 trap pg_cleanup_all EXIT
 trap 'exit 130' INT TERM

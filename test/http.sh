@@ -54,31 +54,18 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. "$FAULT_DIR/lib.sh"
+. test/lib/suite.sh
+. test/fault/lib.sh
 
-SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-http.XXXXXX")
+suite_begin http
+SHIM_DIR=$SUITE_DIR
 BG_PIDS=()
-cleanup() {
+suite_cleanup() {
     local p
     for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    pg_cleanup_all
-    rm -rf "$SHIM_DIR"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-umask 022
 
-for tool in curl wrk jq; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "not ok - $tool is installed (make deps)"
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+require_tools curl wrk jq
 ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: workers keep the real clock"
 timex_build_shim "$SHIM_DIR"
 

@@ -18,15 +18,14 @@
 #      snowflake_decode() and uuidv7_timestamp(): the same time (as an
 #      instant and as the exact RFC 3339 text), worker and sequence.
 #
-# One "ok N - ..." / "not ok N - ..." line per check; exits non-zero if any
+# One "ok - ..." / "not ok - ..." line per check (test/lib/tap.sh); exits non-zero if any
 # check fails, or if fewer values were compared than generated.
 #
 # Usage: test/inspect.sh   (SNOWFLAKE_INSPECT=path overrides the command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
+. test/lib/tap.sh
 . test/lib/pg.sh
 
 BIN=${SNOWFLAKE_INSPECT:-$PWD/build/snowflake-inspect}
@@ -48,18 +47,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failed=0
-count=0
-# report OK DESCRIPTION [DETAIL]
-report() {
-    count=$((count + 1))
-    if [ "$1" = 1 ]; then
-        echo "ok $count - $2"
-    else
-        echo "not ok $count - $2${3:+ ($3)}"
-        failed=1
-    fi
-}
 
 # run [args...] < stdin: runs the command; its output in $out, $err, $rc.
 run() {
@@ -346,17 +333,6 @@ rc=0
 "$BIN" "${uuid_args[@]}" </dev/null >"$WORK/text" 2>/dev/null || rc=$?
 load text_out uuid <"$WORK/text"
 
-# check DESCRIPTION EXPECTED SQL: the single value SQL returns must be EXPECTED.
-check() {
-    local desc=$1 expected=$2 sql=$3 got
-    if ! got=$(pg_val "$DIR" "$sql" 2>&1); then
-        report 0 "$desc" "query failed: $got"
-    elif [ "$got" = "$expected" ]; then
-        report 1 "$desc"
-    else
-        report 0 "$desc" "got $got, expected $expected"
-    fi
-}
 
 n_ids=$(pg_val "$DIR" "SELECT count(*) FROM ids")
 n_epochs=${#epoch_names[@]}
@@ -387,26 +363,26 @@ FROM (SELECT *, row_number() OVER (ORDER BY n) AS pos FROM expected_uuids WHERE 
 FULL JOIN (SELECT *, row_number() OVER (ORDER BY k) AS pos FROM text_out WHERE epoch_name = 'uuid') t USING (pos);
 SQL
 
-check "JSON: one object per id and epoch ($((n_ids * n_epochs)))" "$((n_ids * n_epochs))" \
+sql_is "$DIR" "JSON: one object per id and epoch ($((n_ids * n_epochs)))" "$((n_ids * n_epochs))" \
     "SELECT count(*) FROM id_pairs WHERE id IS NOT NULL AND j IS NOT NULL AND j->>'input' = id::text"
-check "JSON: id, time (instant and RFC 3339 text), worker and sequence equal snowflake_decode()'s" "0" \
+sql_is "$DIR" "JSON: id, time (instant and RFC 3339 text), worker and sequence equal snowflake_decode()'s" "0" \
     "SELECT count(*) FROM id_pairs
      WHERE j->>'type' IS DISTINCT FROM 'snowflake' OR j->>'id' IS DISTINCT FROM id::text
         OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
         OR (j->>'worker')::int IS DISTINCT FROM worker_id OR (j->>'sequence')::int IS DISTINCT FROM sequence
         OR (j->>'ms_since_epoch')::bigint IS DISTINCT FROM id >> 22"
-check "JSON: the epoch of each object is the epoch asked for" "0" \
+sql_is "$DIR" "JSON: the epoch of each object is the epoch asked for" "0" \
     "SELECT count(*) FROM id_pairs p JOIN epochs e ON e.name = p.epoch_name
      WHERE (j->>'epoch')::timestamptz IS DISTINCT FROM coalesce(e.epoch, '2025-01-01 00:00:00+00')"
 # The presets twitter and discord split the worker id in two halves of 5 bits.
-check "text: one line per id and epoch, equal to snowflake_decode()'s (and the preset's halves of the worker id)" "0" \
+sql_is "$DIR" "text: one line per id and epoch, equal to snowflake_decode()'s (and the preset's halves of the worker id)" "0" \
     "SELECT count(*) FROM id_pairs
      WHERE t IS DISTINCT FROM format('%s time=%s worker=%s sequence=%s', id, rfc3339(ts), worker_id, sequence)
                               || CASE epoch_name
                                  WHEN 'twitter' THEN format(' datacenter=%s datacenter_worker=%s', worker_id >> 5, worker_id & 31)
                                  WHEN 'discord' THEN format(' internal_worker=%s internal_process=%s', worker_id >> 5, worker_id & 31)
                                  ELSE '' END"
-check "JSON: the preset's halves of the worker id, only under twitter and discord" "0" \
+sql_is "$DIR" "JSON: the preset's halves of the worker id, only under twitter and discord" "0" \
     "SELECT count(*) FROM id_pairs
      WHERE CASE epoch_name
            WHEN 'twitter' THEN (j->>'datacenter')::int IS DISTINCT FROM worker_id >> 5
@@ -414,28 +390,27 @@ check "JSON: the preset's halves of the worker id, only under twitter and discor
            WHEN 'discord' THEN (j->>'internal_worker')::int IS DISTINCT FROM worker_id >> 5
                                OR (j->>'internal_process')::int IS DISTINCT FROM worker_id & 31
            ELSE j ?| array['datacenter', 'datacenter_worker', 'internal_worker', 'internal_process'] END"
-check "ids of this node carry worker $WORKER" "0" \
+sql_is "$DIR" "ids of this node carry worker $WORKER" "0" \
     "SELECT count(*) FROM id_pairs WHERE origin = 'nextval' AND (j->>'worker')::int <> $WORKER"
-check "JSON: one object per UUID ($n_uuids)" "$n_uuids" \
+sql_is "$DIR" "JSON: one object per UUID ($n_uuids)" "$n_uuids" \
     "SELECT count(*) FROM uuid_pairs WHERE input IS NOT NULL AND j IS NOT NULL AND j->>'input' = input"
-check "JSON: UUIDv7 times equal uuidv7_timestamp()'s (instant and text), canonical form" "0" \
+sql_is "$DIR" "JSON: UUIDv7 times equal uuidv7_timestamp()'s (instant and text), canonical form" "0" \
     "SELECT count(*) FROM uuid_pairs WHERE ts IS NOT NULL AND (
          j->>'type' IS DISTINCT FROM 'uuidv7' OR (j->>'uuid')::uuid IS DISTINCT FROM uuid
          OR j->>'uuid' IS DISTINCT FROM uuid::text
          OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
          OR (j->>'unix_ms')::bigint IS DISTINCT FROM (extract(epoch FROM ts) * 1000)::bigint)"
-check "JSON: every UUID uuidv7_timestamp() gives NULL for is invalid, with its version" "0" \
+sql_is "$DIR" "JSON: every UUID uuidv7_timestamp() gives NULL for is invalid, with its version" "0" \
     "SELECT count(*) FROM uuid_pairs WHERE ts IS NULL AND (
          j->>'type' IS DISTINCT FROM 'invalid'
          OR j->>'error' IS DISTINCT FROM format('UUID version %s is not a version-7 UUID',
                                                 get_byte(uuid_send(uuid), 6) >> 4))"
-check "text: UUIDv7 lines equal uuidv7_timestamp()'s" "0" \
+sql_is "$DIR" "text: UUIDv7 lines equal uuidv7_timestamp()'s" "0" \
     "SELECT count(*) FROM uuid_text_pairs WHERE t IS DISTINCT FROM format('%s time=%s', uuid, rfc3339(ts))"
-check "the edges of the UUIDv7 range were compared" "2" \
+sql_is "$DIR" "the edges of the UUIDv7 range were compared" "2" \
     "SELECT count(*) FROM uuid_pairs WHERE j->>'time' IN ('1970-01-01T00:00:00.000Z', '10889-08-02T05:31:50.655Z')"
 
-echo "# $count checks"
-if [ $failed -ne 0 ]; then
+if ! tap_summary; then
     echo "inspect: some checks failed" >&2
     exit 1
 fi

@@ -38,35 +38,21 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. test/fault/lib.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 . test/lib/stall.sh
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-lease.XXXXXX")
-chmod 755 "$WORK"
-cleanup() {
-    pg_cleanup_all
-    etcd_stop
+suite_begin lease
+WORK=$SUITE_DIR
+suite_cleanup() {
     [ -n "${HTTP_PID:-}" ] && { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; }
     [ -n "${STALL_GDB:-}" ] && { rm -f "$WORK/stall.hold"; kill "$STALL_GDB" 2>/dev/null; wait "$STALL_GDB" 2>/dev/null; }
-    [ -n "${KEEP_TMP:-}" ] || rm -rf "$WORK"
+    return 0
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-umask 022
 
 TTL=5
 ft_build_shim "$WORK" || echo "# select_shim.c did not compile: workers keep the real clock"
 
-if ! etcd_start 3 "$WORK"; then
-    echo "not ok - a 3-member etcd cluster starts on loopback"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+etcd_start 3 "$WORK" || tap_abort "a 3-member etcd cluster starts on loopback"
 echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
 
 # node NAME [conf lines...]: a new instance leasing from the cluster.
@@ -517,6 +503,4 @@ fi
 
 pg_cleanup_all
 etcd_stop
-if [ "$T_FAILED" -gt 0 ]; then printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"; fi
-echo "$T_PASSED passed, $T_FAILED failed"
-[ "$T_FAILED" -eq 0 ]
+tap_summary

@@ -36,32 +36,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-. test/fault/lib.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 
 RULES=docs/monitoring/snowflake-rules.yml
 RULES_TEST=docs/monitoring/snowflake-rules.test.yml
 DASHBOARD=docs/monitoring/snowflake-dashboard.json
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-monitoring.XXXXXX")
-cleanup() {
-    pg_cleanup_all
-    etcd_stop
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+suite_begin monitoring
+WORK=$SUITE_DIR
 
-for tool in promtool curl jq; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "not ok - $tool is installed (make deps)"
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+require_tools promtool curl jq
 
 # --- helpers ---------------------------------------------------------------
 

@@ -46,12 +46,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. test/fault/lib.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 
 PATRONI=${PATRONI:-/usr/bin/patroni}
 PATRONICTL=${PATRONICTL:-/usr/bin/patronictl}
@@ -76,7 +71,6 @@ KINDS=(static local leased)
 # (local:freeze), the set-up the docs recommend for static ids, and leased.
 DEFAULT_SELECTION=(static:switchover static:switchover-ahead static:kill leased local:freeze)
 
-WORK=
 CLIENT_PIDS=()
 CLUSTERS=()
 declare -A PATRONI_PID=()
@@ -490,16 +484,13 @@ for arg in "${@:-${DEFAULT_SELECTION[@]}}"; do
     fi
 done
 
-cleanup() {
+suite_begin patroni
+WORK=$SUITE_DIR
+suite_cleanup() {
     local c
     clients_stop
     for c in "${CLUSTERS[@]}"; do cluster_stop "$c"; done
-    etcd_stop
-    [ -n "$WORK" ] && { [ -n "${KEEP_TMP:-}" ] && echo "# kept $WORK" || rm -rf "$WORK"; }
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-umask 022
 
 missing=()
 [ -x "$PATRONI" ] && [ -x "$PATRONICTL" ] || missing+=(patroni)
@@ -507,20 +498,10 @@ missing=()
 "$PY" -c 'import etcd' 2>/dev/null || missing+=(python3-etcd)
 [ -x "$ETCD_BIN" ] || missing+=(etcd-server)
 [ -r "$FT_LIB" ] || missing+=(libfaketime)
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "not ok - prerequisites installed (missing: ${missing[*]}; make deps)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+[ ${#missing[@]} = 0 ] || tap_abort "prerequisites installed (missing: ${missing[*]}; make deps)"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-patroni.XXXXXX")
-chmod 755 "$WORK"
 ft_build_shim "$WORK" || echo "# select_shim.c did not compile: the mark worker keeps the real clock"
-if ! etcd_start 1 "$WORK"; then
-    echo "not ok - etcd starts on loopback"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+etcd_start 1 "$WORK" || tap_abort "etcd starts on loopback"
 echo "# $("$PATRONI" --version), etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
 echo "# Patroni ttl $TTL s, loop_wait $LOOP_WAIT s, retry_timeout $RETRY_TIMEOUT s; snowflake.lease_ttl $LEASE_TTL s"
 
@@ -546,8 +527,4 @@ echo "#  leader acknowledged while the new one did; again: ids the old leader ac
 echo "#  after the new one's last (it led again); refusal: longest time without an"
 echo "#  acknowledged insert, in seconds)"
 echo "# patroni suite took $(elapsed_since "$start_all") s"
-if [ "$T_FAILED" -gt 0 ]; then
-    printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
-fi
-echo "$T_PASSED passed, $T_FAILED failed"
-[ "$T_FAILED" -eq 0 ]
+tap_summary

@@ -24,24 +24,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. "$FAULT_DIR/lib.sh"
+. test/lib/suite.sh
+. test/fault/lib.sh
 
-SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
-trap 'pg_cleanup_all; rm -rf "$SHIM_DIR"' EXIT
-trap 'exit 130' INT TERM
-umask 022
+suite_begin standby
+SHIM_DIR=$SUITE_DIR
 
 # The custom WAL resource manager id of src/pg/wal.cpp (kRmgrId).
 RMGR_ID=168
 
-if [ ! -r "$FT_LIB" ]; then
-    echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: the mark worker reads the real clock"
+ft_require "$SHIM_DIR"
 
 pgbench_on() {
     local dir=$1; shift

@@ -22,6 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. test/lib/tap.sh
 . test/lib/pg.sh
 
 DEFAULT=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" snowflake.control)
@@ -41,9 +42,6 @@ if ! pg_start "$DIR"; then
     echo "not ok - the server starts"; cat "$DIR/server.log"; exit 1
 fi
 
-failed=0
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; shift; local l; for l in "$@"; do echo "$l" | sed 's/^/# /'; done; failed=1; }
 
 # The catalog of the extension in database $1, one sorted line per fact.
 DUMP_SQL=$(cat <<'SQL'
@@ -146,5 +144,4 @@ pg_psql "$DIR" -d changed -c "ALTER FUNCTION snowflake_worker_id(bigint) VOLATIL
 changes=$(diff <(printf '%s\n' "$fresh") <(dump changed) | grep -c '^>' || true)
 if [ "$changes" -ge 2 ]; then ok "the comparison notices a changed comment and volatility"; else not_ok "the comparison notices a changed comment and volatility" "$changes lines differ"; fi
 
-[ $failed -eq 0 ] && echo "upgrade: all checks passed" || echo "upgrade: FAILED"
-exit $failed
+if tap_summary; then echo "upgrade: all checks passed"; else echo "upgrade: FAILED"; exit 1; fi

@@ -12,7 +12,7 @@
 #   3. A parallel query (CREATE TABLE AS over a parallel seq scan) whose
 #      workers evaluate uuidv7() themselves.
 #
-# Then it asserts, one "ok N - ..." / "not ok N - ..." line each: pgbench ran
+# Then it asserts, one "ok - ..." / "not ok - ..." line each: pgbench ran
 # without failures; the row count; no duplicate UUIDs; version 7 and variant
 # 0b10 everywhere; times within the run; fork safety: the rand_b values (the
 # last 8 bytes with the 2 variant bits cleared, 62 random bits) of different
@@ -29,6 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. test/lib/tap.sh
 . test/lib/pg.sh
 
 CLIENTS=4
@@ -96,18 +97,6 @@ SELECT uuidv7(), $session_sql, 'connect' FROM generate_series(1, $ROWS_PER_CONNE
 SQL
 [ "$(id -u)" = 0 ] && chown postgres: "$WORK"/*.sql
 
-failed=0
-count=0
-# report OK DESCRIPTION [DETAIL]
-report() {
-    count=$((count + 1))
-    if [ "$1" = 1 ]; then
-        echo "ok $count - $2"
-    else
-        echo "not ok $count - $2${3:+ ($3)}"
-        failed=1
-    fi
-}
 
 # pgbench NAME SCRIPT OPTIONS...: runs pgbench, reports its status and failures.
 run_pgbench() {
@@ -125,17 +114,6 @@ run_pgbench() {
     fi
 }
 
-# check DESCRIPTION EXPECTED SQL: the single value SQL returns must be EXPECTED.
-check() {
-    local desc=$1 expected=$2 sql=$3 got
-    if ! got=$(pg_val "$DIR" "$sql" 2>&1); then
-        report 0 "$desc" "query failed: $got"
-    elif [ "$got" = "$expected" ]; then
-        report 1 "$desc"
-    else
-        report 0 "$desc" "got $got, expected $expected"
-    fi
-}
 
 start=$(date +%s)
 run_pgbench steady "$WORK/steady.sql" -t "$TRANSACTIONS"
@@ -166,18 +144,18 @@ else
 fi
 
 expected_rows=$((CLIENTS * TRANSACTIONS * ROWS_PER_TRANSACTION + CLIENTS * NEW_CONNECTIONS * ROWS_PER_CONNECTION))
-check "$expected_rows rows" "$expected_rows" \
+sql_is "$DIR" "$expected_rows rows" "$expected_rows" \
     "SELECT count(*) FROM uuid_backends"
-check "no duplicate UUIDs" "0" \
+sql_is "$DIR" "no duplicate UUIDs" "0" \
     "SELECT count(*) - count(DISTINCT id) FROM uuid_backends"
-check "$CLIENTS backends in the steady phase, $((CLIENTS * NEW_CONNECTIONS)) in the connect phase" \
+sql_is "$DIR" "$CLIENTS backends in the steady phase, $((CLIENTS * NEW_CONNECTIONS)) in the connect phase" \
     "$CLIENTS|$((CLIENTS * NEW_CONNECTIONS))" \
     "SELECT count(DISTINCT session) FILTER (WHERE phase = 'steady'), count(DISTINCT session) FILTER (WHERE phase = 'connect')
      FROM uuid_backends"
-check "version 7 and variant 0b10 everywhere (backends and parallel workers)" "0" \
+sql_is "$DIR" "version 7 and variant 0b10 everywhere (backends and parallel workers)" "0" \
     "SELECT count(*) FROM (SELECT id FROM uuid_backends UNION ALL SELECT id FROM parallel_uuids) s
      WHERE get_byte(uuid_send(id), 6) >> 4 <> 7 OR get_byte(uuid_send(id), 8) >> 6 <> 2"
-check "decoded times lie within the run" "0" \
+sql_is "$DIR" "decoded times lie within the run" "0" \
     "SELECT count(*) FROM (SELECT id FROM uuid_backends UNION ALL SELECT id FROM parallel_uuids) s, uuid_run
      WHERE uuidv7_timestamp(id) NOT BETWEEN date_trunc('milliseconds', started) AND finished"
 
@@ -189,22 +167,22 @@ SELECT 'parallel query', NULL, rand_b(id) FROM parallel_uuids;
 CREATE INDEX ON streams (rb);
 ANALYZE streams;
 SQL
-check "rand_b values of different backends never intersect" "0" \
+sql_is "$DIR" "rand_b values of different backends never intersect" "0" \
     "SELECT count(*) FROM (SELECT rb FROM streams WHERE session <> 'parallel query'
                            GROUP BY rb HAVING count(DISTINCT session) > 1) s"
-check "rand_b values of the parallel workers meet no backend's" "0" \
+sql_is "$DIR" "rand_b values of the parallel workers meet no backend's" "0" \
     "SELECT count(*) FROM streams p JOIN streams b ON b.rb = p.rb
      WHERE p.session = 'parallel query' AND b.session <> 'parallel query'"
-check "no rand_b value occurs twice at all (62 random bits)" "0" \
+sql_is "$DIR" "no rand_b value occurs twice at all (62 random bits)" "0" \
     "SELECT count(*) - count(DISTINCT rb) FROM streams"
-check "every backend's first UUID has random bits no other backend produced" \
+sql_is "$DIR" "every backend's first UUID has random bits no other backend produced" \
     "$((CLIENTS + CLIENTS * NEW_CONNECTIONS))|0" \
     "WITH first AS (SELECT DISTINCT ON (session) session, rb FROM streams
                     WHERE session <> 'parallel query' ORDER BY session, n)
      SELECT count(*),
             (SELECT count(*) FROM first f JOIN streams s ON s.rb = f.rb AND s.session <> f.session)
      FROM first"
-check "within each backend the UUIDs strictly increase in insertion order" "0" \
+sql_is "$DIR" "within each backend the UUIDs strictly increase in insertion order" "0" \
     "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY session ORDER BY n) AS prev
                            FROM uuid_backends) s
      WHERE id <= prev"
@@ -215,8 +193,7 @@ if grep -E "terminated by signal|PANIC:" "$DIR/server.log" >&2; then
 fi
 report $((1 - crash)) "no server process crashed"
 
-echo "1..$count"
-if [ $failed -ne 0 ]; then
+if ! tap_summary; then
     echo "uuid_backends: FAILED" >&2
     exit 1
 fi

@@ -8,8 +8,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 
 if ! /usr/bin/python3 -c "import django, psycopg2" 2>/dev/null; then
@@ -19,12 +17,6 @@ fi
 
 trap pg_cleanup_all EXIT
 DIR=$(pg_tmpdir)
-pg_init "$DIR" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7"
-if ! pg_start "$DIR"; then
-    echo "django: the server did not start" >&2
-    cat "$DIR/server.log" >&2
-    exit 1
-fi
-pg_psql "$DIR" -c "CREATE EXTENSION snowflake"
+pg_snowflake django "$DIR"
 
 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 test/clients/django/check.py "$DIR" "$PG_PORT"

@@ -9,8 +9,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
 . test/lib/pg.sh
 
 for tool in node npm; do
@@ -35,12 +33,6 @@ fi
 echo "# node $(node --version), pg $(node -p "require('$modules/pg/package.json').version")"
 
 DIR=$(pg_tmpdir)
-pg_init "$DIR" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7"
-if ! pg_start "$DIR"; then
-    echo "node_bigint: the server did not start" >&2
-    cat "$DIR/server.log" >&2
-    exit 1
-fi
-pg_psql "$DIR" -c "CREATE EXTENSION snowflake"
+pg_snowflake node_bigint "$DIR"
 
 NODE_PATH=$modules node test/clients/node_bigint.js "$DIR" "$PG_PORT"

@@ -3,8 +3,7 @@
 # `make demo-cluster` (scripts/demo_cluster.sh): PostgreSQL nodes issuing ids
 # into their own `orders` table, and a merge node that subscribes to each of
 # them with logical replication. Source after test/lib/pg.sh,
-# test/fault/lib.sh (results, time and libfaketime helpers) and
-# test/lib/etcd.sh (for leased worker ids).
+# or with test/lib/suite.sh (results, time, libfaketime and etcd helpers).
 #
 # Every node is a throwaway instance of test/lib/pg.sh (a Unix socket in its
 # own directory): a subscription reaches its publisher with
@@ -26,6 +25,35 @@
 CL_ID_SOURCE=${CL_ID_SOURCE:-static}
 CL_LEASE_TTL=${CL_LEASE_TTL:-5}
 CL_LEASE_PREFIX=${CL_LEASE_PREFIX:-/snowflake}
+
+CL_ETCD_DIR=      # the directory of the etcd cluster cl_etcd_start started
+CL_LOAD_PIDS=()   # background load (pgbench, clients) that cl_cleanup ends
+
+# cl_etcd_start N: starts an N-member etcd cluster on loopback, in a new
+# temporary directory, for leased worker ids (sets ETCD_ENDPOINTS).
+cl_etcd_start() {
+    CL_ETCD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-etcd.XXXXXX") || return 1
+    etcd_start "$1" "$CL_ETCD_DIR"
+}
+
+# cl_etcd_stop: stops that cluster and removes its directory (kept with
+# KEEP_TMP=1).
+cl_etcd_stop() {
+    etcd_stop
+    [ -z "$CL_ETCD_DIR" ] || [ -n "${KEEP_TMP:-}" ] || rm -rf "$CL_ETCD_DIR"
+    CL_ETCD_DIR=
+}
+
+# cl_cleanup: the EXIT trap of a cluster script: stops the nodes, the
+# instances, etcd and the background load, whatever state it finds.
+cl_cleanup() {
+    local p
+    cl_stop_all || true
+    pg_cleanup_all || true
+    cl_etcd_stop || true
+    for p in "${CL_LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
 
 # cl_id_conf [WORKER]: the postgresql.conf lines that give a node its worker
 # id (one argument, one line each). Leased: WORKER empty leases any free id.

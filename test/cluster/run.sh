@@ -55,15 +55,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-# Results, time and libfaketime helpers of the fault suite.
-# shellcheck source=/dev/null
-. "$FAULT_DIR/lib.sh"
-# shellcheck source=test/lib/etcd.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 # shellcheck source=test/cluster/lib.sh
 . test/cluster/lib.sh
 
@@ -89,30 +81,11 @@ CL_LEASE_TTL=5       # seconds, the minimum: the failover waits it out
 # Not the default prefix, so that snowflake.lease_prefix is exercised.
 CL_LEASE_PREFIX=/fleet
 
-SHIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-shim.XXXXXX")
-LOAD_PIDS=()
-ETCD_WORK=
-cleanup() {
-    local p
-    cl_stop_all
-    pg_cleanup_all
-    ids_stop leased
-    for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$SHIM_DIR"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-umask 022
+suite_begin cluster
+SHIM_DIR=$SUITE_DIR
+suite_cleanup() { cl_cleanup; }
 
-if [ ! -r "$FT_LIB" ]; then
-    echo "not ok - libfaketime is installed ($FT_LIB missing: apt-get install libfaketime)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-if ! ft_build_shim "$SHIM_DIR"; then
-    echo "# could not compile test/fault/select_shim.c: the mark worker of a skewed node reads the real clock"
-fi
+ft_require "$SHIM_DIR"
 
 # pgbench_ok LOG STATUS DESC: pgbench ended with status 0, no failed
 # transaction.
@@ -149,8 +122,7 @@ ids_start() {
             # id (cl_id_conf without an id). The merge node keeps a static
             # id (it issues none).
             WORKER=([merge]=100)
-            ETCD_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-etcd.XXXXXX") || return 1
-            etcd_start 3 "$ETCD_WORK" || return 1
+            cl_etcd_start 3 || return 1
             ok "leased: a 3-member etcd cluster on loopback ($ETCD_ENDPOINTS); lease TTL $CL_LEASE_TTL s, prefix $CL_LEASE_PREFIX"
             ;;
     esac
@@ -353,7 +325,7 @@ ids_check() {
 ids_stop() {
     case $1 in
         static) ;;
-        leased) etcd_stop; [ -n "$ETCD_WORK" ] && [ -z "${KEEP_TMP:-}" ] && rm -rf "$ETCD_WORK"; ETCD_WORK= ;;
+        leased) cl_etcd_stop ;;
     esac
 }
 
@@ -437,7 +409,7 @@ cluster_proof() {
         LOG[$n]=${DIR[$n]}/pgbench.log
         cl_load "${DIR[$n]}" "$n" "$LOAD_SECONDS" 2 "$LOAD_RATE" >"${LOG[$n]}" 2>&1 &
         LPID[$n]=$!
-        LOAD_PIDS+=($!)
+        CL_LOAD_PIDS+=($!)
     done
     echo "# $(elapsed_since "$t0") s: the load runs on the four nodes"
     sleep "$KILL_AFTER"
@@ -465,7 +437,7 @@ cluster_proof() {
     LOG[n4b]=${DIR[n4b]}/pgbench.log
     cl_load "${DIR[n4b]}" n4b $((LOAD_SECONDS - KILL_AFTER)) 2 "$LOAD_RATE" >"${LOG[n4b]}" 2>&1 &
     LPID[n4b]=$!
-    LOAD_PIDS+=($!)
+    CL_LOAD_PIDS+=($!)
     echo "# $(elapsed_since "$t0") s: n4b issues ids in n4's place"
 
     local st
@@ -623,8 +595,4 @@ case $MODE in
 esac
 
 echo "# cluster suite took $(elapsed_since "$SUITE_START") s"
-if [ "$T_FAILED" -gt 0 ]; then
-    printf '# failed: %s\n' "${T_FAILED_NAMES[@]}"
-fi
-echo "$T_PASSED passed, $T_FAILED failed"
-[ "$T_FAILED" -eq 0 ]
+tap_summary

@@ -8,9 +8,7 @@
 // the lease driver's handling of lost answers.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "loopback.hpp"
 
 #include <curl/curl.h>
 #include <microhttpd.h>
@@ -31,13 +29,10 @@ public:
     explicit DelayProxy(std::string etcd_endpoint) : upstream_(std::move(etcd_endpoint)) {
         daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
                                    nullptr, nullptr, &DelayProxy::handle, this,
-                                   MHD_OPTION_SOCK_ADDR, loopback(),
+                                   MHD_OPTION_SOCK_ADDR, loopback_any_port(),
                                    MHD_OPTION_NOTIFY_COMPLETED, &DelayProxy::completed, this,
                                    MHD_OPTION_END);
-        if (daemon_ != nullptr) {
-            const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-            port_ = info != nullptr ? info->port : 0;
-        }
+        port_ = bound_port(daemon_);
     }
     // Releases a held answer, then stops the daemon, which waits for every
     // connection's thread (a forward to etcd takes at most kForwardTimeoutMs).
@@ -53,7 +48,7 @@ public:
     DelayProxy& operator=(const DelayProxy&) = delete;
 
     bool running() const { return daemon_ != nullptr && port_ != 0; }
-    std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    std::string endpoint() const { return loopback_endpoint(port_); }
 
     // Arms the proxy for the next request to path whose body contains
     // body_contains: forwarded at once, its answer held until release().
@@ -101,18 +96,6 @@ public:
 
 private:
     static constexpr long kForwardTimeoutMs = 10000;
-
-    static const struct sockaddr* loopback() {
-        static struct sockaddr_in sa = [] {
-            struct sockaddr_in s;
-            std::memset(&s, 0, sizeof s);
-            s.sin_family = AF_INET;
-            s.sin_port = 0;
-            s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            return s;
-        }();
-        return reinterpret_cast<const struct sockaddr*>(&sa);
-    }
 
     static size_t on_write(char* data, size_t size, size_t n, void* out) {
         static_cast<std::string*>(out)->append(data, size * n);

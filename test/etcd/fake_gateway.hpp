@@ -4,15 +4,12 @@
 // answers; the real etcd covers the good ones.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "loopback.hpp"
 
 #include <microhttpd.h>
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,11 +21,8 @@ public:
     FakeGateway() {
         daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
                                    nullptr, nullptr, &FakeGateway::handle, this,
-                                   MHD_OPTION_SOCK_ADDR, loopback(), MHD_OPTION_END);
-        if (daemon_ != nullptr) {
-            const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-            port_ = info != nullptr ? info->port : 0;
-        }
+                                   MHD_OPTION_SOCK_ADDR, loopback_any_port(), MHD_OPTION_END);
+        port_ = bound_port(daemon_);
     }
     ~FakeGateway() {
         if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
@@ -37,7 +31,7 @@ public:
     FakeGateway& operator=(const FakeGateway&) = delete;
 
     bool running() const { return daemon_ != nullptr && port_ != 0; }
-    std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    std::string endpoint() const { return loopback_endpoint(port_); }
 
     void answer(unsigned int status, std::string body, int delay_ms = 0) {
         std::lock_guard<std::mutex> g(mu_);
@@ -51,18 +45,6 @@ public:
     }
 
 private:
-    static const struct sockaddr* loopback() {
-        static struct sockaddr_in sa = [] {
-            struct sockaddr_in s;
-            std::memset(&s, 0, sizeof s);
-            s.sin_family = AF_INET;
-            s.sin_port = 0;
-            s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            return s;
-        }();
-        return reinterpret_cast<const struct sockaddr*>(&sa);
-    }
-
     static MHD_Result handle(void* cls, struct MHD_Connection* conn, const char*, const char*,
                              const char*, const char*, size_t* upload_data_size, void** con_cls) {
         auto* self = static_cast<FakeGateway*>(cls);

@@ -1,5 +1,5 @@
 /*
- * Preloaded before libfaketime by the fault suite (test/fault/lib.sh).
+ * Preloaded before libfaketime by the suites (test/lib/faketime.sh).
  *
  * libfaketime wraps select() and sets a thread-local "do not fake" flag for
  * the duration of the real call. PostgreSQL 15's postmaster waits in select()

@@ -5,7 +5,13 @@
 # socket inside that directory only (no TCP port to collide with), and is
 # stopped by pg_cleanup_all, which callers install as an EXIT trap.
 
-PG_CONFIG=${PG_CONFIG:-pg_config}   # the Makefile passes its own; one place sets it
+# PG_CONFIG comes from the environment: the Makefile sets and exports it
+# (make test, make demo, make bench; scripts/matrix.sh sets it per version).
+if [ -z "${PG_CONFIG:-}" ]; then
+    echo "${0##*/}: PG_CONFIG is not set: run it through make (make test), or" \
+        "export PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config" >&2
+    exit 2
+fi
 export PG_CONFIG
 PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
@@ -49,6 +55,20 @@ pg_init() {
         echo "search_path = '\"\$user\", public, pg_catalog'"
         for line in "$@"; do echo "$line"; done
     } | as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+# pg_snowflake NAME DIR: an instance in DIR with snowflake preloaded (worker
+# id 7) and the extension created, for a demo or a client check; exits with
+# the server log, as NAME, if the server does not start.
+pg_snowflake() {
+    local name=$1 dir=$2
+    pg_init "$dir" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 7"
+    if ! pg_start "$dir"; then
+        echo "$name: the server did not start" >&2
+        cat "$dir/server.log" >&2
+        exit 1
+    fi
+    pg_psql "$dir" -c "CREATE EXTENSION snowflake"
 }
 
 # pg_conf DIR line...: appends lines to the instance's postgresql.conf.
@@ -126,6 +146,9 @@ pg_dir_in_use() {
     return 1
 }
 
+# pg_gone DIR: no live process works in DIR/data any more.
+pg_gone() { ! pg_dir_in_use "$1/data"; }
+
 # pg_psql DIR [psql args...]: psql as postgres on the instance, quiet, stop on
 # error. With PG_TIMEOUT=SECONDS set, psql is ended after that long (for calls
 # that a defect could hang).
@@ -140,6 +163,12 @@ pg_val() {
     local dir=$1; shift
     pg_psql "$dir" -A -t -c "$1"
 }
+
+# log_size DIR: current size of the server log (to read what follows).
+log_size() { stat -c %s "$1/server.log" 2>/dev/null || echo 0; }
+
+# log_since DIR OFFSET: the server log from byte OFFSET on.
+log_since() { tail -c +"$(($2 + 1))" "$1/server.log" 2>/dev/null; }
 
 # pg_cleanup_all: stops every instance this shell started and removes them.
 pg_cleanup_all() {

@@ -1,7 +1,7 @@
 # Stopping a backend at the worst moment: gdb attaches to a process, breaks
 # at a function of the extension, and holds the process there (ptrace-stopped,
 # its locks and reads as they were) until the caller releases it. Source after
-# test/fault/lib.sh (wait_for).
+# test/lib/tap.sh (wait_for, is).
 #
 #   stall_at PID FUNCTION DIR   returns once gdb is attached and the
 #                               breakpoint set; sets STALL_GDB (gdb's pid)

@@ -26,12 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
-export PG_CONFIG
-. test/lib/pg.sh
-FAULT_DIR=$PWD/test/fault
-. test/fault/lib.sh
-. test/lib/etcd.sh
+. test/lib/suite.sh
 NEMESIS_DIR=$PWD/test/nemesis
 PY=/usr/bin/python3
 
@@ -63,8 +58,7 @@ done
 [[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 40 ] || fail_setup "DURATION must be a number of seconds, at least 40"
 [[ $SEED =~ ^[0-9]+$ ]] || fail_setup "SEED must be a non-negative integer"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-nemesis.XXXXXX")
-chmod 755 "$WORK"
+WORK=$(suite_workdir nemesis)
 mkdir -p "$WORK/etcd" "$WORK/clients"
 FAULT_LOG=$WORK/faults.log
 : >"$FAULT_LOG"
