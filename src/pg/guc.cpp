@@ -16,6 +16,7 @@
 #include "../core/epoch.hpp"
 #include "../core/http_api.hpp"
 #include "snowflake.hpp"
+#include "ereport_guard.hpp"
 
 extern "C" {
 #include "utils/memutils.h"
@@ -261,27 +262,19 @@ void define_settings() {
     // it; a value that failed when PostgreSQL applied it fails again here.
     for (auto& g : given) {
         if (g.raw == nullptr) continue;
-        ErrorData* edata = nullptr;
-        MemoryContext oldcontext = CurrentMemoryContext;
-        PG_TRY();
-        {
-            (void)set_config_option(g.name, g.raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET,
-                                    false, ERROR, false);
-        }
-        PG_CATCH();
-        {
-            MemoryContextSwitchTo(oldcontext);
-            edata = CopyErrorData();
-            FlushErrorState();
-        }
-        PG_END_TRY();
-        if (edata != nullptr) {
+        CaughtError e;
+        const bool valid = call_catching_error(
+            [&] {
+                (void)set_config_option(g.name, g.raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET, false,
+                                        ERROR, false);
+            },
+            &e);
+        if (!valid) {
             ereport(FATAL,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                      errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
                             g.secret ? "(not shown)" : g.raw),
-                     edata->detail != nullptr ? errdetail("%s", edata->detail)
-                                              : errdetail("%s.", edata->message),
+                     e.detail[0] != '\0' ? errdetail("%s", e.detail) : errdetail("%s.", e.message),
                      errhint("Correct %s in the server configuration. The server does not start "
                              "with an invalid snowflake setting, so that no id is ever issued "
                              "under a value you did not choose.",

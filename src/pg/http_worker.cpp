@@ -12,8 +12,8 @@
 //
 // The decisions (routing, count, id, token) and the output formats are pure
 // (core/http_api.hpp). The id path raises errors with ereport: each call
-// into it runs inside PG_TRY with only plain data in scope, in a helper that
-// owns no C++ object, and an error becomes a 503 answer with the SQLSTATE,
+// into it goes through call_catching_error() (ereport_guard.hpp) with only
+// plain data in scope, and an error becomes a 503 answer with the SQLSTATE,
 // message and hint of the SQL error. A batch that fails midway is answered
 // with the error only; the ids taken before it are dropped (a gap, never an
 // id given twice). An error can never unwind through libmicrohttpd's frames.
@@ -55,6 +55,7 @@
 
 #include "../core/http_api.hpp"
 #include "snowflake.hpp"
+#include "ereport_guard.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -152,30 +153,6 @@ void close_overdue_clients(int64_t now_ms) {
         ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: closed %d connection(s) past their time", n)));
 }
 
-// An error of the id path, copied out of PostgreSQL's error state.
-struct ErrorReply {
-    char code[6];
-    char message[512];
-    char detail[512];
-    char hint[512];
-};
-
-// Copies the current error into *out and clears the error state. Called in
-// PG_CATCH, in the memory context the try began in.
-void capture_error(MemoryContext cxt, ErrorReply* out) {
-    MemoryContextSwitchTo(cxt);
-    // Nothing on the id path holds these across an error; released in case.
-    ConditionVariableCancelSleep();
-    LWLockReleaseAll();
-    ErrorData* e = CopyErrorData();
-    FlushErrorState();
-    snprintf(out->code, sizeof(out->code), "%s", unpack_sql_state(e->sqlerrcode));
-    snprintf(out->message, sizeof(out->message), "%s", e->message != nullptr ? e->message : "");
-    snprintf(out->detail, sizeof(out->detail), "%s", e->detail != nullptr ? e->detail : "");
-    snprintf(out->hint, sizeof(out->hint), "%s", e->hint != nullptr ? e->hint : "");
-    FreeErrorData(e);
-}
-
 // Fills ids[0..count-1] from the node's generator, a millisecond's worth
 // (at most 4,096) per call. Raises the id path's errors.
 void fill_ids(int64_t* ids, int32_t count) {
@@ -190,41 +167,6 @@ void fill_ids(int64_t* ids, int32_t count) {
 void fill_uuids(core::Uuid* out, int32_t count) {
     for (int32_t i = 0; i < count; i++) out[i] = new_uuidv7();
 }
-
-// Runs fn(arg) inside PG_TRY: true, or false with the error in *err.
-bool try_call(void (*fn)(void*), void* arg, ErrorReply* err) {
-    volatile bool ok = true;
-    const MemoryContext cxt = CurrentMemoryContext;
-    PG_TRY();
-    {
-        fn(arg);
-    }
-    PG_CATCH();
-    {
-        capture_error(cxt, err);
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
-}
-
-struct IdsCall {
-    int64_t* ids;
-    int32_t count;
-};
-struct UuidsCall {
-    core::Uuid* uuids;
-    int32_t count;
-};
-void call_fill_ids(void* arg) {
-    auto* a = static_cast<IdsCall*>(arg);
-    fill_ids(a->ids, a->count);
-}
-void call_fill_uuids(void* arg) {
-    auto* a = static_cast<UuidsCall*>(arg);
-    fill_uuids(a->uuids, a->count);
-}
-void call_snapshot(void* arg) { *static_cast<StatsSnapshot*>(arg) = take_stats_snapshot(); }
 
 // An answer: status, a malloc'd body (nullptr: a fixed one) and what goes in
 // the headers.
@@ -255,7 +197,7 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
     }
 }
 
-void id_error_reply(Reply* r, const ErrorReply& e) {
+void id_error_reply(Reply* r, const CaughtError& e) {
     error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
     r->retry_after_s = 1;
 }
@@ -269,14 +211,13 @@ void ids_batch(Reply* r, int32_t count) {
         free(body);
         return;  // 500, out of memory
     }
-    ErrorReply err;
-    IdsCall call{ids, count};
+    CaughtError err;
     // A request waits for ids (the next millisecond, a reservation, the
     // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
     // then a 503 the client may retry, so that one request never holds the
     // worker (and /healthz) for long.
     id_wait_deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
-    const bool filled = try_call(call_fill_ids, &call, &err);
+    const bool filled = call_catching_error([&] { fill_ids(ids, count); }, &err);
     id_wait_deadline_us = 0;
     if (!filled) {
         free(ids);
@@ -300,9 +241,8 @@ void uuids_batch(Reply* r, int32_t count) {
         free(body);
         return;
     }
-    ErrorReply err;
-    UuidsCall call{uuids, count};
-    if (!try_call(call_fill_uuids, &call, &err)) {
+    CaughtError err;
+    if (!call_catching_error([&] { fill_uuids(uuids, count); }, &err)) {
         free(uuids);
         free(body);
         id_error_reply(r, err);
@@ -354,8 +294,8 @@ void livez(Reply* r) {
 
 void metrics(Reply* r) {
     StatsSnapshot s;
-    ErrorReply err;
-    if (!try_call(call_snapshot, &s, &err)) {
+    CaughtError err;
+    if (!call_catching_error([&] { s = take_stats_snapshot(); }, &err)) {
         id_error_reply(r, err);
         return;
     }

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "snowflake.hpp"
+#include "ereport_guard.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -409,25 +410,12 @@ core::Next issue(int32_t max_count) {
 
 bool generator_ready(char* code, char* reason, size_t len) {
     // The id path's own checks; their error becomes the reason.
-    volatile bool ok = true;
-    const MemoryContext oldcontext = CurrentMemoryContext;
-    PG_TRY();
-    {
-        require_generator();
-        check_replicated_mark();
+    CaughtError e;
+    if (!call_catching_error([] { require_generator(); check_replicated_mark(); }, &e)) {
+        snprintf(code, 6, "%s", e.code);
+        snprintf(reason, len, "%s", e.message[0] != '\0' ? e.message : "ids cannot be issued");
+        return false;
     }
-    PG_CATCH();
-    {
-        MemoryContextSwitchTo(oldcontext);
-        ErrorData* e = CopyErrorData();
-        FlushErrorState();
-        snprintf(code, 6, "%s", unpack_sql_state(e->sqlerrcode));
-        snprintf(reason, len, "%s", e->message != nullptr ? e->message : "ids cannot be issued");
-        FreeErrorData(e);
-        ok = false;
-    }
-    PG_END_TRY();
-    if (!ok) return false;
 
     if (!lease_allows_ids()) {
         char error[kErrorTextSize];
