@@ -5,7 +5,9 @@
 
 #include <sys/timex.h>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "clock.hpp"
 
 namespace snowflake::pg {
 

@@ -2,7 +2,10 @@
 // work without shared_preload_libraries. Bad input is an error naming the
 // value, never a clamped or wrapped result.
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/layout.hpp"
+#include "guc.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

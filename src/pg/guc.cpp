@@ -13,9 +13,13 @@
 
 #include <arpa/inet.h>
 
+#include "../core/clock_health.hpp"
 #include "../core/epoch.hpp"
+#include "../core/generator.hpp"
 #include "../core/http_api.hpp"
-#include "snowflake.hpp"
+#include "../core/lease.hpp"
+#include "guc.hpp"
+#include "clock.hpp"
 #include "ereport_guard.hpp"
 
 extern "C" {

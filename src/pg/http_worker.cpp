@@ -53,9 +53,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
 #include "../core/http_api.hpp"
-#include "snowflake.hpp"
+#include "../core/layout.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "../core/uuid.hpp"
+#include "http_worker.hpp"
+#include "bgworker.hpp"
+#include "clock.hpp"
 #include "ereport_guard.hpp"
+#include "guc.hpp"
+#include "health.hpp"
+#include "id_path.hpp"
+#include "stats.hpp"
+#include "uuidv7.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -158,7 +172,7 @@ void close_overdue_clients(int64_t now_ms) {
 void fill_ids(int64_t* ids, int32_t count) {
     int32_t got = 0;
     while (got < count) {
-        const core::Next r = issue(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs);
+        const core::Next r = issue_ids(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs);
         for (int32_t i = 0; i < r.count; i++) ids[got + i] = r.first_id + i;
         got += r.count;
     }
@@ -685,7 +699,7 @@ void register_http_worker() {
     }
     // Started with the postmaster, so that /healthz answers during recovery
     // and on a standby.
-    register_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
+    register_background_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
                     kRestartS);
 }
 

@@ -3,7 +3,18 @@
 
 #include <cstdio>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "stats.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

@@ -14,7 +14,7 @@
 // Unix time, not the epoch's id space, so that a standby reads it the same
 // whatever its snowflake.epoch.
 //
-// Writing (the mark worker, worker.cpp): each reservation goes to the mark
+// Writing (the mark worker, mark_worker.cpp): each reservation goes to the mark
 // file first (fsync), then into the WAL (XLogInsert, XLogFlush), and only
 // then is it published for ids. In that order a base backup that misses the
 // record (logged before the backup's redo point) has the file with it.
@@ -27,7 +27,7 @@
 // window plus kMaxWindowMs, then refused with SF001 naming when ids resume.
 //
 // Promotion or crash recovery? The postmaster looks for standby.signal and
-// recovery.signal when it creates shared memory (mark.cpp's load_mark, before
+// recovery.signal when it creates shared memory (mark_file.cpp's load_mark, before
 // the startup process runs): only archive recovery has them, and a promotion
 // ends one. A data directory whose mark comes through the WAL carries the
 // marker file snowflake.walmark: written by the mark worker of every primary
@@ -41,8 +41,8 @@
 // kept in snowflake.promoted while it lasts, so that a restart keeps it.
 //
 // Locking: the fields of SharedState::wal marked "lock" and the generator's
-// fields are written under SharedState::lock (shmem.cpp); no file I/O under
-// it.
+// fields are written under SharedState::lock (shared_state.hpp); no file
+// I/O under it.
 
 #include <algorithm>
 #include <cerrno>
@@ -54,7 +54,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/promotion.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "wal.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -70,6 +84,13 @@ namespace core = snowflake::core;
 
 namespace snowflake::pg {
 namespace {
+
+// The custom WAL resource manager id of snowflake (PostgreSQL 15+; custom
+// ids are 128-255, RM_EXPERIMENTAL_ID = 128 is for experiments). Records
+// written with it can only be replayed by a server that preloads this
+// library: docs/operations.md, "The mark in the WAL".
+constexpr int kRmgrId = 168;
+constexpr const char* kRmgrName = "snowflake";
 
 constexpr uint8 kInfoReserve = 0x00;
 constexpr const char* kMarkerFile = "snowflake.walmark";
@@ -157,10 +178,7 @@ void replay_reservation(const ReserveRecord& rec) {
     const core::ReplayedFloor f = core::replayed_floor(
         ms, rec.window_ms, core::packed_ms(pg_atomic_read_u64(&shared->position)), w.archive_recovery);
     if (f.raise) {
-        (void)raise_position_locked(f.floor_ms);  // shmem.cpp: the worker id stays
-        shared->floor_ms = f.floor_ms;
-        shared->floor_grace_ms = f.grace_ms;
-        shared->floor_source = kFloorReplayed;
+        (void)raise_floor_locked(f.floor_ms, f.grace_ms, kFloorReplayed);  // the worker id stays
         shared->loaded = core::Mark{f.floor_ms, false, f.window_ms};
         if (static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms)) < ms)
             pg_atomic_write_u64(&shared->local_reserved_ms, static_cast<uint64>(ms));

@@ -12,7 +12,11 @@
 
 #include <pthread.h>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/uuid.hpp"
+#include "uuidv7.hpp"
+#include "clock.hpp"
 
 extern "C" {
 #include "utils/builtins.h"
