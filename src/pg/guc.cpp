@@ -41,6 +41,7 @@ char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 
+// Whether snowflake.etcd_endpoints names anything (guc.hpp).
 bool leasing_configured() {
     if (etcd_endpoints == nullptr) return false;
     for (const char* p = etcd_endpoints; *p != '\0'; p++)
@@ -71,6 +72,7 @@ const char* validate_epoch(const char* text, TimestampTz* out) {
     return nullptr;
 }
 
+// snowflake.epoch's check hook: the parsed value goes to the assign hook.
 bool check_epoch_hook(char** newval, void** extra, GucSource) {
     TimestampTz ts = 0;
     if (*newval == nullptr) return false;
@@ -86,8 +88,18 @@ bool check_epoch_hook(char** newval, void** extra, GucSource) {
     return true;
 }
 
+// snowflake.epoch's assign hook.
 void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
+}
+
+// The end of a check hook: true without a reason (nullptr or ""), else
+// false with the reason as the error's detail and the hint.
+bool check_verdict(const char* why, const char* hint) {
+    if (why == nullptr || why[0] == '\0') return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("%s", hint);
+    return false;
 }
 
 // The parsers are the core's; their reasons (std::string) are copied out
@@ -101,13 +113,11 @@ bool check_endpoints_hook(char** newval, void**, GucSource) {
         if (!snowflake::core::parse_endpoints(*newval, &endpoints, &reason))
             snprintf(why, sizeof(why), "%s", reason.c_str());
     }
-    if (why[0] == '\0') return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("List etcd client URLs as http://host:port, separated by commas, or leave it "
-                      "empty to use snowflake.worker_id as it is.");
-    return false;
+    return check_verdict(why, "List etcd client URLs as http://host:port, separated by commas, or "
+                              "leave it empty to use snowflake.worker_id as it is.");
 }
 
+// snowflake.lease_prefix's check hook.
 bool check_prefix_hook(char** newval, void**, GucSource) {
     if (*newval == nullptr) return false;
     char why[256] = "";
@@ -116,11 +126,8 @@ bool check_prefix_hook(char** newval, void**, GucSource) {
         if (!snowflake::core::check_lease_prefix(*newval, &reason))
             snprintf(why, sizeof(why), "%s", reason.c_str());
     }
-    if (why[0] == '\0') return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("Use a key prefix such as '/snowflake', shared by the nodes that issue ids "
-                      "into the same tables.");
-    return false;
+    return check_verdict(why, "Use a key prefix such as '/snowflake', shared by the nodes that issue "
+                              "ids into the same tables.");
 }
 
 // snowflake.http_listen: empty (off) or an address core::http::parse_listen
@@ -133,13 +140,8 @@ bool check_http_listen_hook(char** newval, void**, GucSource) {
     if (why == nullptr && inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host, addr) != 1)
         why = a.ipv6 ? "The host is not a numeric IPv6 address."
                      : "The host is not a numeric IPv4 address, \"localhost\" or \"*\".";
-    if (why != nullptr) {
-        GUC_check_errdetail("%s", why);
-        GUC_check_errhint("Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
-                          "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
-        return false;
-    }
-    return true;
+    return check_verdict(why, "Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
+                              "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
 }
 
 // snowflake.http_token: at most two tokens (old and new), separated by a
@@ -148,11 +150,9 @@ bool check_http_token_hook(char** newval, void**, GucSource) {
     if (*newval == nullptr) return true;
     snowflake::core::http::Tokens t;
     const char* why = snowflake::core::http::add_tokens(&t, *newval);
-    if (why == nullptr) return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("Give one token, or two separated by a comma while clients move from the old "
-                      "one to the new one; each of visible ASCII characters, at most 256 bytes.");
-    return false;
+    return check_verdict(why, "Give one token, or two separated by a comma while clients move from "
+                              "the old one to the new one; each of visible ASCII characters, at most "
+                              "256 bytes.");
 }
 
 // Nobody reads the token through SHOW, current_setting() or pg_settings,
@@ -169,6 +169,7 @@ struct GivenValue {
 
 }  // namespace
 
+// Defines the settings and checks again the values given before (guc.hpp).
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
@@ -287,6 +288,7 @@ void define_settings() {
     }
 }
 
+// The epoch in effect (guc.hpp).
 TimestampTz current_epoch() {
     if (preloaded) return epoch_value;
 
@@ -309,6 +311,7 @@ TimestampTz current_epoch() {
     return ts;
 }
 
+// A WARNING at start for a clock outside the epoch's range (guc.hpp).
 void warn_if_clock_outside_epoch() {
     const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
     const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);

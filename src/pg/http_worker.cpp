@@ -118,13 +118,16 @@ http::RequestStats request_stats;
 #define SNOWFLAKE_VERSION ""
 #endif
 
+// The monotonic clock in milliseconds (client time limits).
 int64_t mono_ms() { return monotonic_us() / 1000; }
 
+// The connection's slot in `clocks` (-1: none).
 int slot_of(MHD_Connection* c) {
     const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return i == nullptr ? -1 : static_cast<int>(reinterpret_cast<intptr_t>(i->socket_context)) - 1;
 }
 
+// A connection opened or closed: its slot in `clocks` is taken or freed.
 void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode toe) {
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const int slot = clocks.open(mono_ms());
@@ -178,6 +181,7 @@ void fill_ids(int64_t* ids, int32_t count) {
     }
 }
 
+// Fills out[0..count-1] with new UUIDv7 values. Raises uuidv7's errors.
 void fill_uuids(core::Uuid* out, int32_t count) {
     for (int32_t i = 0; i < count; i++) out[i] = new_uuidv7();
 }
@@ -198,6 +202,7 @@ struct Reply {
 const char kOutOfMemory[] =
     "{\"code\":\"53200\",\"message\":\"out of memory\",\"hint\":\"Ask for fewer ids per request.\"}";
 
+// An error answer: status and a JSON body with the SQLSTATE and texts.
 void error_reply(Reply* r, unsigned status, const char* code, const char* message, const char* hint,
                  const char* detail = nullptr) {
     r->status = status;
@@ -211,64 +216,59 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
     }
 }
 
+// An error of the id path: 503 with the SQL error, retry after a second.
 void id_error_reply(Reply* r, const CaughtError& e) {
     error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
     r->retry_after_s = 1;
 }
 
-void ids_batch(Reply* r, int32_t count) {
-    const size_t cap = http::ids_json_capacity(count);
-    auto* ids = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(count)));
+// A batch answer: count values made by fill (its errors caught: 503), as
+// JSON by format; false (and 500 or 503 in *r) unless the answer is made.
+template <typename T>
+bool batch_reply(Reply* r, int32_t count, size_t cap, void (*fill)(T*, int32_t),
+                 size_t (*format)(char*, size_t, const T*, int32_t)) {
+    auto* values = static_cast<T*>(malloc(sizeof(T) * static_cast<size_t>(count)));
     char* body = static_cast<char*>(malloc(cap));
-    if (ids == nullptr || body == nullptr) {
-        free(ids);
+    if (values == nullptr || body == nullptr) {
+        free(values);
         free(body);
-        return;  // 500, out of memory
+        return false;  // 500, out of memory
     }
     CaughtError err;
+    if (!call_catching_error([&] { fill(values, count); }, &err)) {
+        free(values);
+        free(body);
+        id_error_reply(r, err);
+        return false;
+    }
+    r->len = format(body, cap, values, count);
+    free(values);
+    r->body = body;
+    r->status = MHD_HTTP_OK;
+    return true;
+}
+
+// /v1/ids/batch: count ids as JSON.
+void ids_batch(Reply* r, int32_t count) {
     // A request waits for ids (the next millisecond, a reservation, the
     // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
     // then a 503 the client may retry, so that one request never holds the
     // worker (and /healthz) for long.
     id_wait_deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
-    const bool filled = call_catching_error([&] { fill_ids(ids, count); }, &err);
+    const bool answered = batch_reply<int64_t>(r, count, http::ids_json_capacity(count), fill_ids,
+                                               http::format_ids_json);
     id_wait_deadline_us = 0;
-    if (!filled) {
-        free(ids);
-        free(body);
-        id_error_reply(r, err);
-        return;
-    }
-    request_stats.add_ids(count);
-    r->len = http::format_ids_json(body, cap, ids, count);
-    free(ids);
-    r->body = body;
-    r->status = MHD_HTTP_OK;
+    if (answered) request_stats.add_ids(count);
 }
 
+// /v1/uuids/batch: count UUIDv7 values as JSON.
 void uuids_batch(Reply* r, int32_t count) {
-    const size_t cap = http::uuids_json_capacity(count);
-    auto* uuids = static_cast<core::Uuid*>(malloc(sizeof(core::Uuid) * static_cast<size_t>(count)));
-    char* body = static_cast<char*>(malloc(cap));
-    if (uuids == nullptr || body == nullptr) {
-        free(uuids);
-        free(body);
-        return;
-    }
-    CaughtError err;
-    if (!call_catching_error([&] { fill_uuids(uuids, count); }, &err)) {
-        free(uuids);
-        free(body);
-        id_error_reply(r, err);
-        return;
-    }
-    request_stats.add_uuids(count);
-    r->len = http::format_uuids_json(body, cap, uuids, count);
-    free(uuids);
-    r->body = body;
-    r->status = MHD_HTTP_OK;
+    if (batch_reply<core::Uuid>(r, count, http::uuids_json_capacity(count), fill_uuids,
+                                http::format_uuids_json))
+        request_stats.add_uuids(count);
 }
 
+// /v1/ids/{id}: the id decoded.
 void decode(Reply* r, const char* id_text) {
     int64_t id = 0;
     if (!http::parse_id(id_text, &id)) {
@@ -306,6 +306,7 @@ void livez(Reply* r) {
     r->status = MHD_HTTP_OK;
 }
 
+// /metrics: the statistics in Prometheus' text format.
 void metrics(Reply* r) {
     StatsSnapshot s;
     CaughtError err;
@@ -337,6 +338,7 @@ struct QueryArgs {
     const char* count = nullptr;
 };
 
+// libmicrohttpd's callback for each query parameter: into QueryArgs.
 MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* value) {
     auto* a = static_cast<QueryArgs*>(cls);
     if (a->n < kMaxNames) a->names[a->n++] = key;
@@ -446,6 +448,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
     }
 }
 
+// Queues the answer with its headers; frees the body.
 MHD_Result send_reply(MHD_Connection* c, const char* version, Reply* r) {
     MHD_Response* resp;
     if (r->body != nullptr && r->len > 0) {
@@ -670,6 +673,7 @@ MHD_Daemon* start_daemon() {
 
 }  // namespace
 
+// Checks the endpoint's settings and registers its worker (http_worker.hpp).
 void register_http_worker() {
     // Safe defaults, checked in the postmaster at start: a token file that
     // cannot be used, or a non-loopback address without a token (unless
@@ -705,6 +709,7 @@ void register_http_worker() {
 
 }  // namespace snowflake::pg
 
+// The HTTP worker's main function: libmicrohttpd's turns between waits.
 extern "C" void snowflake_http_worker_main(Datum) {
     namespace sp = snowflake::pg;
     pqsignal(SIGHUP, SignalHandlerForConfigReload);

@@ -156,6 +156,7 @@ void end_refusal_locked(bool* was_on_disk) {
     pg_atomic_write_u32(&w.refusing, 0);
 }
 
+// Removes snowflake.promoted, durably; logs that ids are no longer held back.
 void remove_refusal_file(int elevel) {
     if (durable_unlink(kRefusalFile, elevel) == 0)
         ereport(LOG, (errmsg("snowflake ids are no longer held back after the promotion")));
@@ -205,6 +206,7 @@ void replay_reservation(const ReserveRecord& rec) {
     if (remove_refusal) remove_refusal_file(LOG);
 }
 
+// The resource manager's redo: replays a reservation record.
 void rmgr_redo(XLogReaderState* record) {
     const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
     if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord))
@@ -215,6 +217,7 @@ void rmgr_redo(XLogReaderState* record) {
     replay_reservation(rec);
 }
 
+// The resource manager's description of a record (pg_waldump).
 void rmgr_desc(StringInfo buf, XLogReaderState* record) {
     const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
     if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord)) return;
@@ -225,10 +228,12 @@ void rmgr_desc(StringInfo buf, XLogReaderState* record) {
                      rec.worker_id);
 }
 
+// The resource manager's name of a record type.
 const char* rmgr_identify(uint8 info) {
     return (info & ~XLR_INFO_MASK) == kInfoReserve ? "RESERVE" : nullptr;
 }
 
+// The resource manager's callbacks.
 RmgrData make_rmgr() {
     RmgrData r;
     std::memset(&r, 0, sizeof(r));
@@ -243,8 +248,10 @@ RmgrData rmgr = make_rmgr();
 
 }  // namespace
 
+// Registers the resource manager (wal.hpp).
 void register_wal_rmgr() { RegisterCustomRmgr(static_cast<RmgrId>(kRmgrId), &rmgr); }
 
+// Initialises SharedState::wal at shared memory creation (wal.hpp).
 void init_wal_mark(SharedState* s) {
     WalMarkShared& w = s->wal;
     w.archive_recovery = access("standby.signal", F_OK) == 0 || access("recovery.signal", F_OK) == 0;
@@ -277,6 +284,7 @@ void init_wal_mark(SharedState* s) {
         pg_atomic_write_u32(&w.refusing, 1);
 }
 
+// Logs a reservation in the WAL and flushes it (wal.hpp).
 void log_reservation(int64_t until_ms, int64_t window_ms) {
     LWLockAcquire(shared->lock, LW_SHARED);
     const int64_t floor = std::max(shared->floor_ms, shared->loaded.ms);
@@ -294,6 +302,7 @@ void log_reservation(int64_t until_ms, int64_t window_ms) {
     XLogFlush(lsn);
 }
 
+// Ends a refusal whose time has come, keeps it on disk while it lasts (wal.hpp).
 void tend_refusal() {
     WalMarkShared& w = shared->wal;
     if (pg_atomic_read_u32(&w.refusing) != 0) {
@@ -326,6 +335,7 @@ void tend_refusal() {
         w.marker_on_disk = true;  // only the mark worker writes it while the server runs
 }
 
+// Raises the refusal error while it holds (wal.hpp).
 void check_replicated_mark() {
     if (likely(pg_atomic_read_u32(&shared->wal.refusing) == 0)) return;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
@@ -348,6 +358,7 @@ void check_replicated_mark() {
                      until_text)));
 }
 
+// Ends the refusal once snowflake_advance_floor() made a floor durable (wal.hpp).
 void end_refusal_after_floor() {
     if (pg_atomic_read_u32(&shared->wal.refusing) == 0) return;
     bool remove = false;
