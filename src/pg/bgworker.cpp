@@ -38,16 +38,16 @@ void unpublish_latch(int, Datum slot) {
 // Registers a worker of this library with the postmaster (bgworker.hpp).
 void register_background_worker(const char* function, const char* name, BgWorkerStartTime start,
                                 int restart_s) {
-    BackgroundWorker worker;
-    std::memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;  // shared memory only, no database
-    worker.bgw_start_time = start;
-    worker.bgw_restart_time = restart_s;  // restarted this long after it exits with code 1
-    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
-    snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
-    snprintf(worker.bgw_type, BGW_MAXLEN, "%s", name);
-    RegisterBackgroundWorker(&worker);
+    BackgroundWorker bgw;
+    std::memset(&bgw, 0, sizeof(bgw));
+    bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;  // shared memory only, no database
+    bgw.bgw_start_time = start;
+    bgw.bgw_restart_time = restart_s;  // restarted this long after it exits with code 1
+    snprintf(bgw.bgw_library_name, BGW_MAXLEN, "snowflake");
+    snprintf(bgw.bgw_function_name, BGW_MAXLEN, "%s", function);
+    snprintf(bgw.bgw_name, BGW_MAXLEN, "%s", name);
+    snprintf(bgw.bgw_type, BGW_MAXLEN, "%s", name);
+    RegisterBackgroundWorker(&bgw);
 }
 
 // The preamble of every worker's main function (bgworker.hpp).

@@ -54,7 +54,7 @@ namespace {
 constexpr int64_t kSliceMs = 5;
 // How long a backend waits for a reservation while no mark worker runs (the
 // postmaster restarts it within a second) before it reports that.
-constexpr int64_t kNoWorkerGraceUs = 5 * 1000 * 1000;
+constexpr int64_t kNoMarkWorkerGraceUs = 5 * 1000 * 1000;
 // How long a caller waits for a reservation in etcd whose writes fail
 // before it reports the failure (SF003).
 constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
@@ -273,7 +273,7 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
                          "issued beyond the reservation in etcd, so that a later holder of the "
                          "worker id never issues it again.")));
     }
-    if (latch == nullptr && monotonic_us() - w->since_us > kNoWorkerGraceUs) {
+    if (latch == nullptr && monotonic_us() - w->since_us > kNoMarkWorkerGraceUs) {
         ConditionVariableCancelSleep();
         count_refusal(core::Refusal::MarkWorkerMissing);
         ereport(ERROR,
