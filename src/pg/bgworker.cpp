@@ -33,6 +33,24 @@ void unpublish_latch(int, Datum slot) {
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
+// True when the postmaster is shutting down: it marks its lock file
+// "stopping" before it signals its children.
+bool postmaster_stopping() {
+    FILE* f = fopen("postmaster.pid", "r");
+    if (f == nullptr) return true;
+    char line[MAXPGPATH];
+    int n = 0;
+    bool stopping = false;
+    while (fgets(line, sizeof(line), f) != nullptr) {
+        if (++n == LOCK_FILE_LINE_PM_STATUS) {
+            stopping = strncmp(line, PM_STATUS_STOPPING, strlen(PM_STATUS_STOPPING)) == 0;
+            break;
+        }
+    }
+    fclose(f);
+    return stopping;
+}
+
 }  // namespace
 
 // Registers a worker of this library with the postmaster (bgworker.hpp).
@@ -68,24 +86,6 @@ bool reload_if_requested() {
     ConfigReloadPending = false;
     ProcessConfigFile(PGC_SIGHUP);
     return true;
-}
-
-// The postmaster marks its lock file "stopping" before it signals its
-// children.
-bool postmaster_stopping() {
-    FILE* f = fopen("postmaster.pid", "r");
-    if (f == nullptr) return true;
-    char line[MAXPGPATH];
-    int n = 0;
-    bool stopping = false;
-    while (fgets(line, sizeof(line), f) != nullptr) {
-        if (++n == LOCK_FILE_LINE_PM_STATUS) {
-            stopping = strncmp(line, PM_STATUS_STOPPING, strlen(PM_STATUS_STOPPING)) == 0;
-            break;
-        }
-    }
-    fclose(f);
-    return stopping;
 }
 
 // At a server shutdown, exit quietly (code 0). Stopped otherwise (a SIGTERM

@@ -18,8 +18,6 @@ void register_background_worker(const char* function, const char* name,
 void start_background_worker(Latch** latch_slot);
 // Applies a reload asked for with SIGHUP; true if there was one.
 bool reload_if_requested();
-// True when the postmaster is shutting down (its lock file says so).
-bool postmaster_stopping();
 // Ends the worker: code 0 (quietly) at a server shutdown, else 1, so that
 // the postmaster starts it again.
 [[noreturn]] void exit_background_worker();

@@ -703,8 +703,8 @@ void register_http_worker() {
     }
     // Started with the postmaster, so that /healthz answers during recovery
     // and on a standby.
-    register_background_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
-                    kRestartS);
+    register_background_worker("snowflake_http_worker_main", "snowflake HTTP endpoint",
+                               BgWorkerStart_PostmasterStart, kRestartS);
 }
 
 }  // namespace snowflake::pg
@@ -712,9 +712,7 @@ void register_http_worker() {
 // The HTTP worker's main function: libmicrohttpd's turns between waits.
 extern "C" void snowflake_http_worker_main(Datum) {
     namespace sp = snowflake::pg;
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
+    sp::start_background_worker(nullptr);
 
     sp::id_wait_yields = true;
     sp::request_cxt = AllocSetContextCreate(TopMemoryContext, "snowflake HTTP request",
@@ -744,17 +742,13 @@ extern "C" void snowflake_http_worker_main(Datum) {
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
         if (ShutdownRequestPending) break;
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-            sp::load_settings();
-        }
+        if (sp::reload_if_requested()) sp::load_settings();
         const int64_t turn_ms = sp::mono_ms();
         (void)MHD_run(d);
         sp::close_overdue_clients(turn_ms);
     }
     // Closes the listening socket and every connection, kept-alive ones too.
     MHD_stop_daemon(d);
-    // As the mark worker: quietly at a server shutdown, else "restart me".
-    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+    // Quietly at a server shutdown, else "restart me".
+    sp::exit_background_worker();
 }
