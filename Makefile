@@ -39,8 +39,10 @@ DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/clock_health.cpp src/core/http_api.cpp \
             src/core/promotion.cpp
-PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
-            src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp \
+PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
+            src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
+            src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
+            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
 ETCD_SRCS = src/etcd/client.cpp src/etcd/lease_driver.cpp
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o)

@@ -2,7 +2,10 @@
 // work without shared_preload_libraries. Bad input is an error naming the
 // value, never a clamped or wrapped result.
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/layout.hpp"
+#include "guc.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -23,6 +26,7 @@ namespace core = snowflake::core;
 
 namespace {
 
+// The fields of an id; a negative id is an error.
 core::Fields checked_fields(int64 id) {
     if (!core::valid_id(id))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -31,16 +35,17 @@ core::Fields checked_fields(int64 id) {
     return core::decompose(id);
 }
 
-void check_epoch_finite(TimestampTz epoch) {
-    if (TIMESTAMP_NOT_FINITE(epoch))
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("epoch must be finite"),
-                        errhint("Give the epoch the ids were made with, such as "
-                                "'2025-01-01 00:00:00+00'.")));
+// Raises an error for an infinite timestamp; `what` names the argument.
+void require_finite(TimestampTz ts, const char* what, const char* hint) {
+    if (TIMESTAMP_NOT_FINITE(ts))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE), errmsg("%s must be finite", what),
+                        errhint("%s", hint)));
 }
 
+// The timestamp ms milliseconds after epoch; out of range is an error.
 TimestampTz id_time(int64 ms, TimestampTz epoch) {
-    check_epoch_finite(epoch);
+    require_finite(epoch, "epoch",
+                   "Give the epoch the ids were made with, such as '2025-01-01 00:00:00+00'.");
     TimestampTz ts;
     if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts)) {
         char* epoch_text = pstrdup(timestamptz_to_str(epoch));
@@ -54,11 +59,8 @@ TimestampTz id_time(int64 ms, TimestampTz epoch) {
 
 // Milliseconds since the configured epoch of a timestamp that ids can carry.
 int64 id_ms(TimestampTz ts) {
-    if (TIMESTAMP_NOT_FINITE(ts))
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp must be finite"),
-                        errhint("Snowflake ids carry times from snowflake.epoch to about 69.7 years "
-                                "after it.")));
+    require_finite(ts, "timestamp",
+                   "Snowflake ids carry times from snowflake.epoch to about 69.7 years after it.");
     const TimestampTz epoch = snowflake::pg::current_epoch();
     int64 diff_us = 0;
     const bool overflow = pg_sub_s64_overflow(ts, epoch, &diff_us);
@@ -77,6 +79,7 @@ int64 id_ms(TimestampTz ts) {
     return ms;
 }
 
+// The (ts, worker_id, sequence) row of an id.
 Datum decode_row(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch) {
     const core::Fields f = checked_fields(id);
     TupleDesc tupdesc;
@@ -93,36 +96,44 @@ Datum decode_row(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch) {
 
 extern "C" {
 
+// snowflake_timestamp(id): its time, in the configured epoch.
 Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
     const core::Fields f = checked_fields(PG_GETARG_INT64(0));
     PG_RETURN_TIMESTAMPTZ(id_time(f.ms, snowflake::pg::current_epoch()));
 }
 
+// snowflake_timestamp(id, epoch): its time in the given epoch.
 Datum snowflake_timestamp_epoch(PG_FUNCTION_ARGS) {
     const core::Fields f = checked_fields(PG_GETARG_INT64(0));
     PG_RETURN_TIMESTAMPTZ(id_time(f.ms, PG_GETARG_TIMESTAMPTZ(1)));
 }
 
+// snowflake_worker_id(id): its worker id.
 Datum snowflake_worker_id(PG_FUNCTION_ARGS) {
     PG_RETURN_INT32(checked_fields(PG_GETARG_INT64(0)).worker);
 }
 
+// snowflake_sequence(id): its sequence.
 Datum snowflake_sequence(PG_FUNCTION_ARGS) {
     PG_RETURN_INT32(checked_fields(PG_GETARG_INT64(0)).sequence);
 }
 
+// snowflake_decode(id): all its fields, in the configured epoch.
 Datum snowflake_decode(PG_FUNCTION_ARGS) {
     PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), snowflake::pg::current_epoch()));
 }
 
+// snowflake_decode(id, epoch): all its fields in the given epoch.
 Datum snowflake_decode_epoch(PG_FUNCTION_ARGS) {
     PG_RETURN_DATUM(decode_row(fcinfo, PG_GETARG_INT64(0), PG_GETARG_TIMESTAMPTZ(1)));
 }
 
+// snowflake_from_timestamp(ts): the lowest id of ts's millisecond.
 Datum snowflake_from_timestamp(PG_FUNCTION_ARGS) {
     PG_RETURN_INT64(core::first_id_of_ms(id_ms(PG_GETARG_TIMESTAMPTZ(0))));
 }
 
+// snowflake_compose(ts, worker, sequence): the id of these fields.
 Datum snowflake_compose(PG_FUNCTION_ARGS) {
     const int64 ms = id_ms(PG_GETARG_TIMESTAMPTZ(0));
     const int32 worker = PG_GETARG_INT32(1);

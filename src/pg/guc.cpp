@@ -13,9 +13,14 @@
 
 #include <arpa/inet.h>
 
+#include "../core/clock_health.hpp"
 #include "../core/epoch.hpp"
+#include "../core/generator.hpp"
 #include "../core/http_api.hpp"
-#include "snowflake.hpp"
+#include "../core/lease.hpp"
+#include "guc.hpp"
+#include "clock.hpp"
+#include "ereport_guard.hpp"
 
 extern "C" {
 #include "utils/memutils.h"
@@ -36,6 +41,7 @@ char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 
+// Whether snowflake.etcd_endpoints names anything (guc.hpp).
 bool leasing_configured() {
     if (etcd_endpoints == nullptr) return false;
     for (const char* p = etcd_endpoints; *p != '\0'; p++)
@@ -66,6 +72,7 @@ const char* validate_epoch(const char* text, TimestampTz* out) {
     return nullptr;
 }
 
+// snowflake.epoch's check hook: the parsed value goes to the assign hook.
 bool check_epoch_hook(char** newval, void** extra, GucSource) {
     TimestampTz ts = 0;
     if (*newval == nullptr) return false;
@@ -81,8 +88,18 @@ bool check_epoch_hook(char** newval, void** extra, GucSource) {
     return true;
 }
 
+// snowflake.epoch's assign hook.
 void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
+}
+
+// The end of a check hook: true without a reason (nullptr or ""), else
+// false with the reason as the error's detail and the hint.
+bool check_verdict(const char* why, const char* hint) {
+    if (why == nullptr || why[0] == '\0') return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("%s", hint);
+    return false;
 }
 
 // The parsers are the core's; their reasons (std::string) are copied out
@@ -96,13 +113,11 @@ bool check_endpoints_hook(char** newval, void**, GucSource) {
         if (!snowflake::core::parse_endpoints(*newval, &endpoints, &reason))
             snprintf(why, sizeof(why), "%s", reason.c_str());
     }
-    if (why[0] == '\0') return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("List etcd client URLs as http://host:port, separated by commas, or leave it "
-                      "empty to use snowflake.worker_id as it is.");
-    return false;
+    return check_verdict(why, "List etcd client URLs as http://host:port, separated by commas, or "
+                              "leave it empty to use snowflake.worker_id as it is.");
 }
 
+// snowflake.lease_prefix's check hook.
 bool check_prefix_hook(char** newval, void**, GucSource) {
     if (*newval == nullptr) return false;
     char why[256] = "";
@@ -111,11 +126,8 @@ bool check_prefix_hook(char** newval, void**, GucSource) {
         if (!snowflake::core::check_lease_prefix(*newval, &reason))
             snprintf(why, sizeof(why), "%s", reason.c_str());
     }
-    if (why[0] == '\0') return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("Use a key prefix such as '/snowflake', shared by the nodes that issue ids "
-                      "into the same tables.");
-    return false;
+    return check_verdict(why, "Use a key prefix such as '/snowflake', shared by the nodes that issue "
+                              "ids into the same tables.");
 }
 
 // snowflake.http_listen: empty (off) or an address core::http::parse_listen
@@ -128,13 +140,8 @@ bool check_http_listen_hook(char** newval, void**, GucSource) {
     if (why == nullptr && inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host, addr) != 1)
         why = a.ipv6 ? "The host is not a numeric IPv6 address."
                      : "The host is not a numeric IPv4 address, \"localhost\" or \"*\".";
-    if (why != nullptr) {
-        GUC_check_errdetail("%s", why);
-        GUC_check_errhint("Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
-                          "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
-        return false;
-    }
-    return true;
+    return check_verdict(why, "Give host:port, such as '127.0.0.1:8080', ':8080' (loopback) or "
+                              "'[::1]:8080'; an empty value turns the HTTP endpoint off.");
 }
 
 // snowflake.http_token: at most two tokens (old and new), separated by a
@@ -143,11 +150,9 @@ bool check_http_token_hook(char** newval, void**, GucSource) {
     if (*newval == nullptr) return true;
     snowflake::core::http::Tokens t;
     const char* why = snowflake::core::http::add_tokens(&t, *newval);
-    if (why == nullptr) return true;
-    GUC_check_errdetail("%s", why);
-    GUC_check_errhint("Give one token, or two separated by a comma while clients move from the old "
-                      "one to the new one; each of visible ASCII characters, at most 256 bytes.");
-    return false;
+    return check_verdict(why, "Give one token, or two separated by a comma while clients move from "
+                              "the old one to the new one; each of visible ASCII characters, at most "
+                              "256 bytes.");
 }
 
 // Nobody reads the token through SHOW, current_setting() or pg_settings,
@@ -164,6 +169,7 @@ struct GivenValue {
 
 }  // namespace
 
+// Defines the settings and checks again the values given before (guc.hpp).
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
@@ -261,27 +267,19 @@ void define_settings() {
     // it; a value that failed when PostgreSQL applied it fails again here.
     for (auto& g : given) {
         if (g.raw == nullptr) continue;
-        ErrorData* edata = nullptr;
-        MemoryContext oldcontext = CurrentMemoryContext;
-        PG_TRY();
-        {
-            (void)set_config_option(g.name, g.raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET,
-                                    false, ERROR, false);
-        }
-        PG_CATCH();
-        {
-            MemoryContextSwitchTo(oldcontext);
-            edata = CopyErrorData();
-            FlushErrorState();
-        }
-        PG_END_TRY();
-        if (edata != nullptr) {
+        CaughtError e;
+        const bool valid = call_catching_error(
+            [&] {
+                (void)set_config_option(g.name, g.raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET, false,
+                                        ERROR, false);
+            },
+            &e);
+        if (!valid) {
             ereport(FATAL,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                      errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
                             g.secret ? "(not shown)" : g.raw),
-                     edata->detail != nullptr ? errdetail("%s", edata->detail)
-                                              : errdetail("%s.", edata->message),
+                     e.detail[0] != '\0' ? errdetail("%s", e.detail) : errdetail("%s.", e.message),
                      errhint("Correct %s in the server configuration. The server does not start "
                              "with an invalid snowflake setting, so that no id is ever issued "
                              "under a value you did not choose.",
@@ -290,6 +288,7 @@ void define_settings() {
     }
 }
 
+// The epoch in effect (guc.hpp).
 TimestampTz current_epoch() {
     if (preloaded) return epoch_value;
 
@@ -312,6 +311,7 @@ TimestampTz current_epoch() {
     return ts;
 }
 
+// A WARNING at start for a clock outside the epoch's range (guc.hpp).
 void warn_if_clock_outside_epoch() {
     const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
     const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);

@@ -12,8 +12,8 @@
 //
 // The decisions (routing, count, id, token) and the output formats are pure
 // (core/http_api.hpp). The id path raises errors with ereport: each call
-// into it runs inside PG_TRY with only plain data in scope, in a helper that
-// owns no C++ object, and an error becomes a 503 answer with the SQLSTATE,
+// into it goes through call_catching_error() (ereport_guard.hpp) with only
+// plain data in scope, and an error becomes a 503 answer with the SQLSTATE,
 // message and hint of the SQL error. A batch that fails midway is answered
 // with the error only; the ids taken before it are dropped (a gap, never an
 // id given twice). An error can never unwind through libmicrohttpd's frames.
@@ -53,8 +53,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
 #include "../core/http_api.hpp"
-#include "snowflake.hpp"
+#include "../core/layout.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "../core/uuid.hpp"
+#include "http_worker.hpp"
+#include "bgworker.hpp"
+#include "clock.hpp"
+#include "ereport_guard.hpp"
+#include "guc.hpp"
+#include "health.hpp"
+#include "id_path.hpp"
+#include "stats.hpp"
+#include "uuidv7.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -103,13 +118,16 @@ http::RequestStats request_stats;
 #define SNOWFLAKE_VERSION ""
 #endif
 
+// The monotonic clock in milliseconds (client time limits).
 int64_t mono_ms() { return monotonic_us() / 1000; }
 
+// The connection's slot in `clocks` (-1: none).
 int slot_of(MHD_Connection* c) {
     const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return i == nullptr ? -1 : static_cast<int>(reinterpret_cast<intptr_t>(i->socket_context)) - 1;
 }
 
+// A connection opened or closed: its slot in `clocks` is taken or freed.
 void on_connection(void*, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode toe) {
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const int slot = clocks.open(mono_ms());
@@ -152,79 +170,21 @@ void close_overdue_clients(int64_t now_ms) {
         ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: closed %d connection(s) past their time", n)));
 }
 
-// An error of the id path, copied out of PostgreSQL's error state.
-struct ErrorReply {
-    char code[6];
-    char message[512];
-    char detail[512];
-    char hint[512];
-};
-
-// Copies the current error into *out and clears the error state. Called in
-// PG_CATCH, in the memory context the try began in.
-void capture_error(MemoryContext cxt, ErrorReply* out) {
-    MemoryContextSwitchTo(cxt);
-    // Nothing on the id path holds these across an error; released in case.
-    ConditionVariableCancelSleep();
-    LWLockReleaseAll();
-    ErrorData* e = CopyErrorData();
-    FlushErrorState();
-    snprintf(out->code, sizeof(out->code), "%s", unpack_sql_state(e->sqlerrcode));
-    snprintf(out->message, sizeof(out->message), "%s", e->message != nullptr ? e->message : "");
-    snprintf(out->detail, sizeof(out->detail), "%s", e->detail != nullptr ? e->detail : "");
-    snprintf(out->hint, sizeof(out->hint), "%s", e->hint != nullptr ? e->hint : "");
-    FreeErrorData(e);
-}
-
 // Fills ids[0..count-1] from the node's generator, a millisecond's worth
 // (at most 4,096) per call. Raises the id path's errors.
 void fill_ids(int64_t* ids, int32_t count) {
     int32_t got = 0;
     while (got < count) {
-        const core::Next r = issue(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs);
+        const core::Next r = issue_ids(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs);
         for (int32_t i = 0; i < r.count; i++) ids[got + i] = r.first_id + i;
         got += r.count;
     }
 }
 
+// Fills out[0..count-1] with new UUIDv7 values. Raises uuidv7's errors.
 void fill_uuids(core::Uuid* out, int32_t count) {
     for (int32_t i = 0; i < count; i++) out[i] = new_uuidv7();
 }
-
-// Runs fn(arg) inside PG_TRY: true, or false with the error in *err.
-bool try_call(void (*fn)(void*), void* arg, ErrorReply* err) {
-    volatile bool ok = true;
-    const MemoryContext cxt = CurrentMemoryContext;
-    PG_TRY();
-    {
-        fn(arg);
-    }
-    PG_CATCH();
-    {
-        capture_error(cxt, err);
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
-}
-
-struct IdsCall {
-    int64_t* ids;
-    int32_t count;
-};
-struct UuidsCall {
-    core::Uuid* uuids;
-    int32_t count;
-};
-void call_fill_ids(void* arg) {
-    auto* a = static_cast<IdsCall*>(arg);
-    fill_ids(a->ids, a->count);
-}
-void call_fill_uuids(void* arg) {
-    auto* a = static_cast<UuidsCall*>(arg);
-    fill_uuids(a->uuids, a->count);
-}
-void call_snapshot(void* arg) { *static_cast<StatsSnapshot*>(arg) = take_stats_snapshot(); }
 
 // An answer: status, a malloc'd body (nullptr: a fixed one) and what goes in
 // the headers.
@@ -242,6 +202,7 @@ struct Reply {
 const char kOutOfMemory[] =
     "{\"code\":\"53200\",\"message\":\"out of memory\",\"hint\":\"Ask for fewer ids per request.\"}";
 
+// An error answer: status and a JSON body with the SQLSTATE and texts.
 void error_reply(Reply* r, unsigned status, const char* code, const char* message, const char* hint,
                  const char* detail = nullptr) {
     r->status = status;
@@ -255,66 +216,59 @@ void error_reply(Reply* r, unsigned status, const char* code, const char* messag
     }
 }
 
-void id_error_reply(Reply* r, const ErrorReply& e) {
+// An error of the id path: 503 with the SQL error, retry after a second.
+void id_error_reply(Reply* r, const CaughtError& e) {
     error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
     r->retry_after_s = 1;
 }
 
-void ids_batch(Reply* r, int32_t count) {
-    const size_t cap = http::ids_json_capacity(count);
-    auto* ids = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(count)));
+// A batch answer: count values made by fill (its errors caught: 503), as
+// JSON by format; false (and 500 or 503 in *r) unless the answer is made.
+template <typename T>
+bool batch_reply(Reply* r, int32_t count, size_t cap, void (*fill)(T*, int32_t),
+                 size_t (*format)(char*, size_t, const T*, int32_t)) {
+    auto* values = static_cast<T*>(malloc(sizeof(T) * static_cast<size_t>(count)));
     char* body = static_cast<char*>(malloc(cap));
-    if (ids == nullptr || body == nullptr) {
-        free(ids);
+    if (values == nullptr || body == nullptr) {
+        free(values);
         free(body);
-        return;  // 500, out of memory
+        return false;  // 500, out of memory
     }
-    ErrorReply err;
-    IdsCall call{ids, count};
+    CaughtError err;
+    if (!call_catching_error([&] { fill(values, count); }, &err)) {
+        free(values);
+        free(body);
+        id_error_reply(r, err);
+        return false;
+    }
+    r->len = format(body, cap, values, count);
+    free(values);
+    r->body = body;
+    r->status = MHD_HTTP_OK;
+    return true;
+}
+
+// /v1/ids/batch: count ids as JSON.
+void ids_batch(Reply* r, int32_t count) {
     // A request waits for ids (the next millisecond, a reservation, the
     // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
     // then a 503 the client may retry, so that one request never holds the
     // worker (and /healthz) for long.
     id_wait_deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
-    const bool filled = try_call(call_fill_ids, &call, &err);
+    const bool answered = batch_reply<int64_t>(r, count, http::ids_json_capacity(count), fill_ids,
+                                               http::format_ids_json);
     id_wait_deadline_us = 0;
-    if (!filled) {
-        free(ids);
-        free(body);
-        id_error_reply(r, err);
-        return;
-    }
-    request_stats.add_ids(count);
-    r->len = http::format_ids_json(body, cap, ids, count);
-    free(ids);
-    r->body = body;
-    r->status = MHD_HTTP_OK;
+    if (answered) request_stats.add_ids(count);
 }
 
+// /v1/uuids/batch: count UUIDv7 values as JSON.
 void uuids_batch(Reply* r, int32_t count) {
-    const size_t cap = http::uuids_json_capacity(count);
-    auto* uuids = static_cast<core::Uuid*>(malloc(sizeof(core::Uuid) * static_cast<size_t>(count)));
-    char* body = static_cast<char*>(malloc(cap));
-    if (uuids == nullptr || body == nullptr) {
-        free(uuids);
-        free(body);
-        return;
-    }
-    ErrorReply err;
-    UuidsCall call{uuids, count};
-    if (!try_call(call_fill_uuids, &call, &err)) {
-        free(uuids);
-        free(body);
-        id_error_reply(r, err);
-        return;
-    }
-    request_stats.add_uuids(count);
-    r->len = http::format_uuids_json(body, cap, uuids, count);
-    free(uuids);
-    r->body = body;
-    r->status = MHD_HTTP_OK;
+    if (batch_reply<core::Uuid>(r, count, http::uuids_json_capacity(count), fill_uuids,
+                                http::format_uuids_json))
+        request_stats.add_uuids(count);
 }
 
+// /v1/ids/{id}: the id decoded.
 void decode(Reply* r, const char* id_text) {
     int64_t id = 0;
     if (!http::parse_id(id_text, &id)) {
@@ -352,10 +306,11 @@ void livez(Reply* r) {
     r->status = MHD_HTTP_OK;
 }
 
+// /metrics: the statistics in Prometheus' text format.
 void metrics(Reply* r) {
     StatsSnapshot s;
-    ErrorReply err;
-    if (!try_call(call_snapshot, &s, &err)) {
+    CaughtError err;
+    if (!call_catching_error([&] { s = take_stats_snapshot(); }, &err)) {
         id_error_reply(r, err);
         return;
     }
@@ -383,6 +338,7 @@ struct QueryArgs {
     const char* count = nullptr;
 };
 
+// libmicrohttpd's callback for each query parameter: into QueryArgs.
 MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* value) {
     auto* a = static_cast<QueryArgs*>(cls);
     if (a->n < kMaxNames) a->names[a->n++] = key;
@@ -492,6 +448,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
     }
 }
 
+// Queues the answer with its headers; frees the body.
 MHD_Result send_reply(MHD_Connection* c, const char* version, Reply* r) {
     MHD_Response* resp;
     if (r->body != nullptr && r->len > 0) {
@@ -716,6 +673,7 @@ MHD_Daemon* start_daemon() {
 
 }  // namespace
 
+// Checks the endpoint's settings and registers its worker (http_worker.hpp).
 void register_http_worker() {
     // Safe defaults, checked in the postmaster at start: a token file that
     // cannot be used, or a non-loopback address without a token (unless
@@ -745,17 +703,16 @@ void register_http_worker() {
     }
     // Started with the postmaster, so that /healthz answers during recovery
     // and on a standby.
-    register_worker("snowflake_http_worker_main", "snowflake HTTP endpoint", BgWorkerStart_PostmasterStart,
-                    kRestartS);
+    register_background_worker("snowflake_http_worker_main", "snowflake HTTP endpoint",
+                               BgWorkerStart_PostmasterStart, kRestartS);
 }
 
 }  // namespace snowflake::pg
 
+// The HTTP worker's main function: libmicrohttpd's turns between waits.
 extern "C" void snowflake_http_worker_main(Datum) {
     namespace sp = snowflake::pg;
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
+    sp::start_background_worker(nullptr);
 
     sp::id_wait_yields = true;
     sp::request_cxt = AllocSetContextCreate(TopMemoryContext, "snowflake HTTP request",
@@ -785,17 +742,13 @@ extern "C" void snowflake_http_worker_main(Datum) {
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
         if (ShutdownRequestPending) break;
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-            sp::load_settings();
-        }
+        if (sp::reload_if_requested()) sp::load_settings();
         const int64_t turn_ms = sp::mono_ms();
         (void)MHD_run(d);
         sp::close_overdue_clients(turn_ms);
     }
     // Closes the listening socket and every connection, kept-alive ones too.
     MHD_stop_daemon(d);
-    // As the mark worker: quietly at a server shutdown, else "restart me".
-    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+    // Quietly at a server shutdown, else "restart me".
+    sp::exit_background_worker();
 }

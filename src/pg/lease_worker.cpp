@@ -7,17 +7,18 @@
 // PostgreSQL in it; this file is its host and the process around it:
 // - PgLeaseHost answers the driver from shared memory: it publishes the
 //   lease (LeaseShared; backends check it before every id, and a state that
-//   is not Held fences ids in flight, shmem.cpp), applies a hand-over
+//   is not Held fences ids in flight, shared_state.hpp), applies a hand-over
 //   (apply_handover(): the position moves to the new worker id above the
 //   floor), publishes the etcd reservation, records mark writes for waiting
 //   callers, reads the clocks (CLOCK_BOOTTIME for the lease, the id space
 //   for marks) and the demand of waiting backends, and logs (LOG only).
-// - run(): the main loop, WaitLatch on the driver's sleep, woken early by a
+// - run_lease_driver(): the main loop, WaitLatch on the driver's sleep, woken early by a
 //   backend that needs a reservation; SIGTERM ends it with the driver's
 //   shutdown (the exact mark, the revoke; at most about a second).
 //
 // Every network call has a timeout and is abandoned within ~50 ms of a
-// SIGTERM. The C++ objects (the driver, its client, strings) live in run(),
+// SIGTERM. The C++ objects (the driver, its client, strings) live in
+// run_lease_driver(),
 // where nothing raises an error: the loop reacts to flags only, and no
 // callback of the host raises one.
 
@@ -27,17 +28,25 @@
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
 #include "../etcd/lease_driver.hpp"
-#include "snowflake.hpp"
+#include "lease_worker.hpp"
+#include "bgworker.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "access/xlog.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
-#include "storage/ipc.h"
-#include "utils/timestamp.h"
 
 PGDLLEXPORT void snowflake_lease_worker_main(Datum arg);
 }
@@ -47,18 +56,6 @@ namespace etcd = snowflake::etcd;
 
 namespace snowflake::pg {
 namespace {
-
-void detach(int, Datum) {
-    if (shared == nullptr) return;
-    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-    shared->lease.worker_latch = nullptr;
-    LWLockRelease(shared->lock);
-    ConditionVariableBroadcast(&shared->reservation_cv);
-}
-
-int64_t etcd_reserved() {
-    return static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
-}
 
 // Publishes the lease for backends: the worker id and the deadline first,
 // the state last.
@@ -78,7 +75,7 @@ void publish(const core::Lease& l) {
     const bool held = l.state == core::LeaseState::Held && !l.stopping;
     pg_atomic_write_u32(&s.state, static_cast<uint32>(l.stopping ? core::LeaseState::Expired : l.state));
     // A tenure that ends (or pauses: a keepalive may bring the same lease
-    // back) fences the ids in flight (shmem.cpp); one that goes on, or is
+    // back) fences the ids in flight (shmem.hpp); one that goes on, or is
     // back, lifts the fence.
     if (!held)
         (void)fence_ids_locked();
@@ -97,7 +94,7 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     // current millisecond, so that millisecond counts as used up. Nothing of
     // the id past the start is reserved by this node yet (the first id asks
     // the worker for a reservation in etcd). The order keeps the invariant
-    // of shmem.cpp: the position word moves to the new worker id while the
+    // of shared_state.hpp: the position word moves to the new worker id while the
     // previous tenure's fence still holds the reservation down, and only
     // then is the fence lifted; a caller that read the old word fails its
     // swap, and one that reads the new word finds nothing reserved past it.
@@ -105,16 +102,15 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     const int64_t start_ms = h.floor_ms > cur_ms ? h.floor_ms : cur_ms;
     pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
     if (pg_atomic_read_u64(&shared->fence_ms_plus1) == 0) (void)fence_ids_locked();
-    if (start_tenure_locked(worker, start_ms) == start_ms) {
-        shared->floor_ms = start_ms;
-        shared->floor_grace_ms = start_ms == h.floor_ms ? h.grace_ms : 0;
-        shared->floor_source = start_ms == h.floor_ms && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile;
-    }
+    const bool at_handover_floor = start_ms == h.floor_ms;
+    (void)start_tenure_locked(worker, start_ms, at_handover_floor ? h.grace_ms : 0,
+                              at_handover_floor && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile);
     lift_fence_locked();
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }
 
+// Records a write of the etcd mark for waiting callers ("" : it succeeded).
 void record_mark_attempt(const char* error) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     shared->lease.mark_attempts++;
@@ -142,13 +138,11 @@ public:
         LWLockRelease(shared->lock);
         return exact;
     }
-    int64_t etcd_reserved_ms() noexcept override { return etcd_reserved(); }
+    int64_t etcd_reserved_ms() noexcept override { return pg::etcd_reserved_ms(); }
     int64_t demand_ms() noexcept override { return pg::demand_ms(); }
     void publish_etcd_reservation(int64_t until) noexcept override {
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-        if (until + 1 > static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)))
-            pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(until + 1));
-        publish_reservation_locked();
+        raise_etcd_reservation_locked(until);
         LWLockRelease(shared->lock);
     }
     void record_mark_attempt(const char* error) noexcept override { pg::record_mark_attempt(error); }
@@ -163,8 +157,9 @@ public:
     }
 };
 
-// Everything with a destructor lives here, where nothing raises an error.
-void run() {
+// The lease driver's loop. Everything with a destructor lives here, where
+// nothing raises an error.
+void run_lease_driver() {
     core::LeaseConfig cfg;
     cfg.ttl_ms = static_cast<int64_t>(lease_ttl_s) * 1000;
     cfg.static_worker = worker_id;
@@ -201,50 +196,20 @@ void run() {
 
 }  // namespace
 
-void init_lease(SharedState* s) {
-    LeaseShared& l = s->lease;
-    l.leasing = leasing_configured();
-    pg_atomic_init_u32(&l.state, static_cast<uint32>(l.leasing ? core::LeaseState::Acquiring
-                                                             : core::LeaseState::Static));
-    pg_atomic_init_u32(&l.worker_plus1, 0);
-    pg_atomic_init_u64(&l.deadline_ns, 0);
-    pg_atomic_init_u64(&l.etcd_reserved_ms_plus1, 0);
-    l.lease_id = 0;
-    l.renewals = 0;
-    l.failures = 0;
-    l.last_error[0] = '\0';
-    l.last_error_reason = static_cast<uint32_t>(core::LeaseError::None);
-    l.mark_attempts = 0;
-    l.mark_failures = 0;
-    l.mark_error[0] = '\0';
-    l.worker_latch = nullptr;
-}
-
-int32_t current_worker_id() {
-    if (shared == nullptr || !shared->lease.leasing) return worker_id;
-    return static_cast<int32_t>(pg_atomic_read_u32(&shared->lease.worker_plus1)) - 1;
-}
-
+// Registers the lease worker (lease_worker.hpp).
 void register_lease_worker() {
-    register_worker("snowflake_lease_worker_main", "snowflake worker id lease");
+    register_background_worker("snowflake_lease_worker_main", "snowflake worker id lease");
 }
 
 }  // namespace snowflake::pg
 
+// The lease worker's main function: libcurl set up around the driver's loop.
 extern "C" void snowflake_lease_worker_main(Datum) {
     namespace sp = snowflake::pg;
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
+    sp::start_background_worker(&sp::shared->lease.lease_worker_latch);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         ereport(ERROR, (errmsg("could not initialise libcurl for the snowflake lease worker")));
-
-    before_shmem_exit(sp::detach, 0);
-    LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
-    sp::shared->lease.worker_latch = MyLatch;
-    LWLockRelease(sp::shared->lock);
-
-    sp::run();
+    sp::run_lease_driver();
     curl_global_cleanup();
-    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+    sp::exit_background_worker();
 }

@@ -1,12 +1,24 @@
-// Module entry point.
+// The module's entry point: _PG_init() sets up what a preloaded library
+// brings (settings, shared memory, the WAL resource manager, the workers).
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "guc.hpp"
+#include "http_worker.hpp"
+#include "lease_worker.hpp"
+#include "mark_worker.hpp"
+#include "shmem.hpp"
+#include "wal.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
 
 void _PG_init(void);
 
+// Called when the library is loaded.
 void _PG_init(void) {
     // Without shared_preload_libraries there is no shared state: the id
     // generator refuses to run, everything that needs no shared state works.

@@ -1,58 +1,21 @@
-// Shared generator state.
-//
-// Locking protocol. There is one LWLock, `lock`; nothing else is ever held
-// with it, so there is no lock order to keep.
-// - `position` (the last issued millisecond and sequence, and the worker id
-//   they are composed with, packed: core::pack_position) is only ever
-//   changed by compare-and-swap, so every id belongs to exactly one
-//   successful swap and a node's ids strictly increase while its worker id
-//   stays the same.
-// - THE INVARIANT: an id is issued only by the compare-and-swap that saw the
-//   worker id it composes with, and the reservation it is issued under. The
-//   id's worker id is taken from the word the swap replaces, never from
-//   anything read beside it; every lease transition moves the word under
-//   `lock` (fence_ids_locked() when a tenure ends; start_tenure_locked()
-//   while that fence still holds the reservation down, lift_fence_locked()
-//   after it), so no reservation of a new tenure is ever visible beside an
-//   old tenure's word. A caller that read the word
-//   before a transition (and was then descheduled for any length of time)
-//   fails its swap and decides again from the new word. No sleep or margin
-//   is part of this argument.
-// - A fence (a lease lost, a clean shutdown) brings `reserved_until_ms` down
-//   to the position's millisecond (`fence_ms_plus1`), then swaps in the word
-//   with that millisecond used up: from that swap on no id is issued at all
-//   until a new tenure, so the exact mark written at a shutdown is exact.
-// - The fast path (one id, same millisecond with sequence left, or a later
-//   millisecond inside the reservation) reads `position`, then the clock,
-//   and swaps without any lock. Reading the position before the clock
-//   matters: a clock read after the position was published is never earlier
-//   than the clock read of whoever published it, so "behind" is a real step.
-// - Everything else (waits, clock steps, errors, batches, statistics resets,
-//   publishing a reservation, snowflake_advance_floor) takes `lock`
-//   exclusively, briefly: under it the same read-position, read-clock, swap
-//   sequence runs the core state machine and retries if a fast-path swap came
-//   between. `lock` protects the fields marked "lock" in snowflake.hpp.
-// - `lock` is never held across I/O, a sleep or anything that can raise an
-//   error: the caller copies what it needs, releases it, then waits or
-//   reports.
-// - Only the mark worker (worker.cpp) writes the mark file while the server
-//   runs (during recovery, only the startup process, replaying wal.cpp's
-//   records under `lock`): it writes a reservation to disk first and only then publishes it
-//   under `lock`; nothing issues an id past `reserved_until_ms`. With worker
-//   ids leased from etcd, the lease worker (lease_worker.cpp) does the same
-//   with the worker id's mark in etcd, and `reserved_until_ms` is the lower
-//   of the two reservations (publish_reservation_locked()).
-// - The lease is published in `lease` (atomics: state, worker id, deadline);
-//   a backend checks it before every id, the fast path included.
-//   Backends never do file I/O on the id path: one that needs a reservation
-//   raises `demand_ms_plus1`, sets the worker's latch and sleeps on
-//   `reservation_cv` in short, interruptible slices.
-// - Each backend counts its ids in its own cache line; readers sum them.
+// Shared memory: requests and creates the shared state (shared_state.hpp,
+// where the locking protocol is written down) and moves its position word
+// through the transitions that protocol allows.
 
 #include <cstddef>
 #include <cstring>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "shmem.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "stats.hpp"
 
 extern "C" {
 #include "storage/ipc.h"
@@ -72,22 +35,26 @@ shmem_request_hook_type prev_shmem_request_hook = nullptr;
 #endif
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 
+// The size of the shared state with `slots` id counters.
 Size shared_size(int slots) {
     return add_size(offsetof(SharedState, counters), mul_size(slots, sizeof(IdCounter)));
 }
 
+// Asks the postmaster for the memory and the LWLock.
 void request_shmem() {
     RequestAddinShmemSpace(shared_size(sf_backend_slots()));
     RequestNamedLWLockTranche(kTranche, 1);
 }
 
 #if SF_HAVE_SHMEM_REQUEST_HOOK
+// shmem_request_hook: chains to the previous hook, then asks.
 void shmem_request() {
     if (prev_shmem_request_hook != nullptr) prev_shmem_request_hook();
     request_shmem();
 }
 #endif
 
+// shmem_startup_hook: creates (postmaster) or attaches to the shared state.
 void shmem_startup() {
     if (prev_shmem_startup_hook != nullptr) prev_shmem_startup_hook();
 
@@ -108,7 +75,7 @@ void shmem_startup() {
         pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
         ConditionVariableInit(&shared->reservation_cv);
-        shared->worker_latch = nullptr;
+        shared->mark_worker_latch = nullptr;
         init_stats(shared, slots);
         init_lease(shared);
         // Only the postmaster creates the segment: read the mark from disk
@@ -121,6 +88,7 @@ void shmem_startup() {
 
 }  // namespace
 
+// Raises an error unless the library was preloaded (shmem.hpp).
 void require_shared() {
     if (!preloaded || shared == nullptr)
         ereport(ERROR,
@@ -143,8 +111,17 @@ uint64 swap_position(F f) {
     }
 }
 
+// Records the generator's floor: where the position was moved, how far a
+// clock behind it is waited out, and what set it (for messages).
+void set_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
+    shared->floor_ms = floor_ms;
+    shared->floor_grace_ms = grace_ms;
+    shared->floor_source = source;
+}
+
 }  // namespace
 
+// Fences ids at the position's millisecond (shmem.hpp).
 int64_t fence_ids_locked() {
     const int64_t ms = snowflake::core::packed_ms(pg_atomic_read_u64(&shared->position));
     // First the reservation, so that a caller that reads the fenced word
@@ -157,21 +134,31 @@ int64_t fence_ids_locked() {
     return snowflake::core::packed_ms(fenced);
 }
 
+// Lifts the fence (shmem.hpp).
 void lift_fence_locked() {
     pg_atomic_write_u64(&shared->fence_ms_plus1, 0);
     publish_reservation_locked();
 }
 
-int64_t start_tenure_locked(int32_t worker, int64_t floor_ms) {
+// Starts a tenure of `worker` above floor_ms (shmem.hpp).
+int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, FloorSource source) {
     const uint64 next = swap_position(
         [&](uint64 p) { return snowflake::core::tenure_position(p, floor_ms, worker); });
-    return snowflake::core::packed_ms(next);
+    const int64_t ms = snowflake::core::packed_ms(next);
+    if (ms == floor_ms) set_floor_locked(floor_ms, grace_ms, source);
+    return ms;
 }
 
-uint64 raise_position_locked(int64_t floor_ms) {
-    return swap_position([&](uint64 p) { return snowflake::core::raise_position(p, floor_ms); });
+// Raises the position to "floor_ms used up" (shmem.hpp).
+bool raise_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
+    const uint64 before = pg_atomic_read_u64(&shared->position);
+    if (swap_position([&](uint64 p) { return snowflake::core::raise_position(p, floor_ms); }) == before)
+        return false;
+    set_floor_locked(floor_ms, grace_ms, source);
+    return true;
 }
 
+// Installs the shared-memory hooks (_PG_init, while preloading).
 void install_shmem_hooks() {
 #if SF_HAVE_SHMEM_REQUEST_HOOK
     prev_shmem_request_hook = shmem_request_hook;

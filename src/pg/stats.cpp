@@ -1,9 +1,20 @@
 // snowflake_stats() and snowflake_stats_reset(): the one place that turns
-// the statistics (Stats in snowflake.hpp) into SQL.
+// the statistics (Stats in shared_state.hpp) into SQL.
 
 #include <cstdio>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "stats.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

@@ -14,7 +14,7 @@
 // Unix time, not the epoch's id space, so that a standby reads it the same
 // whatever its snowflake.epoch.
 //
-// Writing (the mark worker, worker.cpp): each reservation goes to the mark
+// Writing (the mark worker, mark_worker.cpp): each reservation goes to the mark
 // file first (fsync), then into the WAL (XLogInsert, XLogFlush), and only
 // then is it published for ids. In that order a base backup that misses the
 // record (logged before the backup's redo point) has the file with it.
@@ -27,7 +27,7 @@
 // window plus kMaxWindowMs, then refused with SF001 naming when ids resume.
 //
 // Promotion or crash recovery? The postmaster looks for standby.signal and
-// recovery.signal when it creates shared memory (mark.cpp's load_mark, before
+// recovery.signal when it creates shared memory (mark_file.cpp's load_mark, before
 // the startup process runs): only archive recovery has them, and a promotion
 // ends one. A data directory whose mark comes through the WAL carries the
 // marker file snowflake.walmark: written by the mark worker of every primary
@@ -41,8 +41,8 @@
 // kept in snowflake.promoted while it lasts, so that a restart keeps it.
 //
 // Locking: the fields of SharedState::wal marked "lock" and the generator's
-// fields are written under SharedState::lock (shmem.cpp); no file I/O under
-// it.
+// fields are written under SharedState::lock (shared_state.hpp); no file
+// I/O under it.
 
 #include <algorithm>
 #include <cerrno>
@@ -54,7 +54,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/promotion.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "wal.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -70,6 +84,13 @@ namespace core = snowflake::core;
 
 namespace snowflake::pg {
 namespace {
+
+// The custom WAL resource manager id of snowflake (PostgreSQL 15+; custom
+// ids are 128-255, RM_EXPERIMENTAL_ID = 128 is for experiments). Records
+// written with it can only be replayed by a server that preloads this
+// library: docs/operations.md, "The mark in the WAL".
+constexpr int kRmgrId = 168;
+constexpr const char* kRmgrName = "snowflake";
 
 constexpr uint8 kInfoReserve = 0x00;
 constexpr const char* kMarkerFile = "snowflake.walmark";
@@ -135,6 +156,7 @@ void end_refusal_locked(bool* was_on_disk) {
     pg_atomic_write_u32(&w.refusing, 0);
 }
 
+// Removes snowflake.promoted, durably; logs that ids are no longer held back.
 void remove_refusal_file(int elevel) {
     if (durable_unlink(kRefusalFile, elevel) == 0)
         ereport(LOG, (errmsg("snowflake ids are no longer held back after the promotion")));
@@ -157,10 +179,7 @@ void replay_reservation(const ReserveRecord& rec) {
     const core::ReplayedFloor f = core::replayed_floor(
         ms, rec.window_ms, core::packed_ms(pg_atomic_read_u64(&shared->position)), w.archive_recovery);
     if (f.raise) {
-        (void)raise_position_locked(f.floor_ms);  // shmem.cpp: the worker id stays
-        shared->floor_ms = f.floor_ms;
-        shared->floor_grace_ms = f.grace_ms;
-        shared->floor_source = kFloorReplayed;
+        (void)raise_floor_locked(f.floor_ms, f.grace_ms, kFloorReplayed);  // the worker id stays
         shared->loaded = core::Mark{f.floor_ms, false, f.window_ms};
         if (static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms)) < ms)
             pg_atomic_write_u64(&shared->local_reserved_ms, static_cast<uint64>(ms));
@@ -187,6 +206,7 @@ void replay_reservation(const ReserveRecord& rec) {
     if (remove_refusal) remove_refusal_file(LOG);
 }
 
+// The resource manager's redo: replays a reservation record.
 void rmgr_redo(XLogReaderState* record) {
     const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
     if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord))
@@ -197,6 +217,7 @@ void rmgr_redo(XLogReaderState* record) {
     replay_reservation(rec);
 }
 
+// The resource manager's description of a record (pg_waldump).
 void rmgr_desc(StringInfo buf, XLogReaderState* record) {
     const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
     if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord)) return;
@@ -207,10 +228,12 @@ void rmgr_desc(StringInfo buf, XLogReaderState* record) {
                      rec.worker_id);
 }
 
+// The resource manager's name of a record type.
 const char* rmgr_identify(uint8 info) {
     return (info & ~XLR_INFO_MASK) == kInfoReserve ? "RESERVE" : nullptr;
 }
 
+// The resource manager's callbacks.
 RmgrData make_rmgr() {
     RmgrData r;
     std::memset(&r, 0, sizeof(r));
@@ -225,8 +248,10 @@ RmgrData rmgr = make_rmgr();
 
 }  // namespace
 
+// Registers the resource manager (wal.hpp).
 void register_wal_rmgr() { RegisterCustomRmgr(static_cast<RmgrId>(kRmgrId), &rmgr); }
 
+// Initialises SharedState::wal at shared memory creation (wal.hpp).
 void init_wal_mark(SharedState* s) {
     WalMarkShared& w = s->wal;
     w.archive_recovery = access("standby.signal", F_OK) == 0 || access("recovery.signal", F_OK) == 0;
@@ -259,6 +284,7 @@ void init_wal_mark(SharedState* s) {
         pg_atomic_write_u32(&w.refusing, 1);
 }
 
+// Logs a reservation in the WAL and flushes it (wal.hpp).
 void log_reservation(int64_t until_ms, int64_t window_ms) {
     LWLockAcquire(shared->lock, LW_SHARED);
     const int64_t floor = std::max(shared->floor_ms, shared->loaded.ms);
@@ -276,6 +302,7 @@ void log_reservation(int64_t until_ms, int64_t window_ms) {
     XLogFlush(lsn);
 }
 
+// Ends a refusal whose time has come, keeps it on disk while it lasts (wal.hpp).
 void tend_refusal() {
     WalMarkShared& w = shared->wal;
     if (pg_atomic_read_u32(&w.refusing) != 0) {
@@ -308,6 +335,7 @@ void tend_refusal() {
         w.marker_on_disk = true;  // only the mark worker writes it while the server runs
 }
 
+// Raises the refusal error while it holds (wal.hpp).
 void check_replicated_mark() {
     if (likely(pg_atomic_read_u32(&shared->wal.refusing) == 0)) return;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
@@ -330,6 +358,7 @@ void check_replicated_mark() {
                      until_text)));
 }
 
+// Ends the refusal once snowflake_advance_floor() made a floor durable (wal.hpp).
 void end_refusal_after_floor() {
     if (pg_atomic_read_u32(&shared->wal.refusing) == 0) return;
     bool remove = false;

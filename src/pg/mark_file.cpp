@@ -4,7 +4,7 @@
 // - At server start the postmaster reads $PGDATA/snowflake.mark and starts
 //   the generator as if every millisecond up to the mark were used up.
 //   Missing: normal on first start. Unreadable or corrupt: ids are refused.
-// - While the server runs, the mark worker (worker.cpp) keeps a reservation
+// - While the server runs, the mark worker (mark_worker.cpp) keeps a reservation
 //   ahead of the clock and is the only process that writes the file; ids are
 //   issued only inside the reservation on disk (and logged in the WAL,
 //   wal.cpp). During recovery (a standby) the startup process writes it
@@ -27,7 +27,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "snowflake.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "wal.hpp"
 
 extern "C" {
 #include "common/file_perm.h"
@@ -42,6 +50,7 @@ namespace {
 
 constexpr const char* kMarkTempFile = "snowflake.mark.tmp";
 
+// Writes the encoded mark: temp file, fsync, rename, fsync of the directory.
 int write_mark_files(const uint8_t* buf, const char** step) {
     *step = "open";
     int fd = open(kMarkTempFile, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
@@ -82,6 +91,7 @@ void set_problem(SharedState* s, int err, const char* sentence) {
     s->mark_status = kMarkCorrupt;
 }
 
+// on_shmem_exit of the postmaster: the exact mark at a clean stop.
 void mark_shutdown(int code, Datum) {
     // Only a clean postmaster exit knows that no backend can still issue ids.
     if (code != 0 || shared == nullptr || shared->mark_status == kMarkCorrupt) return;
@@ -108,6 +118,7 @@ void mark_shutdown(int code, Datum) {
 
 }  // namespace
 
+// Writes the mark durably (mark_file.hpp).
 int write_mark(const core::Mark& mark, const char** step) {
     uint8_t buf[core::kMarkSize];
     core::encode_mark(mark, buf);
@@ -120,6 +131,7 @@ int write_mark(const core::Mark& mark, const char** step) {
     return err;
 }
 
+// Reads the mark and starts the generator above it (mark_file.hpp).
 void load_mark(SharedState* s) {
     s->mark_status = kMarkNone;
     s->mark_problem[0] = '\0';
@@ -176,6 +188,7 @@ void load_mark(SharedState* s) {
     init_wal_mark(s);
 }
 
+// Arranges for mark_shutdown() at the postmaster's exit.
 void register_mark_shutdown() { on_shmem_exit(mark_shutdown, 0); }
 
 }  // namespace snowflake::pg

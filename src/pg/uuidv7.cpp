@@ -12,7 +12,11 @@
 
 #include <pthread.h>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/uuid.hpp"
+#include "uuidv7.hpp"
+#include "clock.hpp"
 
 extern "C" {
 #include "utils/builtins.h"
@@ -70,6 +74,7 @@ uint8_t* take_random() {
     return p;
 }
 
+// A UUID as a uuid Datum.
 Datum uuid_datum(const core::Uuid& u) {
     auto* out = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
     static_assert(sizeof(out->data) == sizeof(u.bytes), "UUIDs are 16 bytes");
@@ -77,6 +82,7 @@ Datum uuid_datum(const core::Uuid& u) {
     return UUIDPGetDatum(out);
 }
 
+// A UUIDv7 of the given ticks with fresh random bytes.
 Datum make_uuid(int64_t ticks) {
     uint8_t* random = take_random();
     const core::Uuid u = core::build_uuidv7(ticks, random);
@@ -101,12 +107,14 @@ bool uuid_unix_us(TimestampTz ts, int64_t* unix_us) {
     return true;
 }
 
+// Raises the error of a timestamp outside the UUIDv7 range.
 void report_out_of_range(TimestampTz ts) {
     ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                     errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
                     errhint("%s", kRangeHint)));
 }
 
+// A uuid value as the core's Uuid.
 core::Uuid to_core(const pg_uuid_t* u) {
     core::Uuid c;
     std::memcpy(c.bytes, u->data, sizeof(c.bytes));
@@ -132,10 +140,12 @@ core::Uuid new_uuidv7() {
 
 extern "C" {
 
+// uuidv7(): a new UUIDv7.
 Datum snowflake_uuidv7(PG_FUNCTION_ARGS) {
     PG_RETURN_DATUM(uuid_datum(snowflake::pg::new_uuidv7()));
 }
 
+// uuidv7(shift): a new UUIDv7 of the clock shifted by an interval.
 Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
     Interval* shift = PG_GETARG_INTERVAL_P(0);
     const int64_t ticks = next_ticks();
@@ -168,12 +178,14 @@ Datum snowflake_uuidv7_shift(PG_FUNCTION_ARGS) {
         core::uuid_ticks_from_ms(unix_us / 1000, (unix_us % 1000) * 1000 + sub_us_ns)));
 }
 
+// uuidv7_timestamp(u): the time of a UUIDv7 (NULL for other UUIDs).
 Datum snowflake_uuidv7_timestamp(PG_FUNCTION_ARGS) {
     const core::Uuid u = to_core(PG_GETARG_UUID_P(0));
     if (core::uuid_version(u) != 7 || !core::uuid_rfc_variant(u)) PG_RETURN_NULL();
     PG_RETURN_TIMESTAMPTZ(core::uuid_ms(u) * 1000 - snowflake::pg::kPgEpochUnixUs);
 }
 
+// uuidv7_from_timestamp(ts): the lowest UUIDv7 of ts's millisecond.
 Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {
     const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
     if (TIMESTAMP_NOT_FINITE(ts))

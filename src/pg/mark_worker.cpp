@@ -1,4 +1,4 @@
-// The mark worker: a background worker that keeps the high-water mark
+// The mark worker: the background worker process that keeps the high-water mark
 // reservation ahead of the clock, so that no backend ever writes or fsyncs
 // the mark on the id path.
 //
@@ -16,17 +16,25 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 
-#include "snowflake.hpp"
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/reservation.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "mark_worker.hpp"
+#include "bgworker.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "wal.hpp"
 
 extern "C" {
 #include "pgstat.h"
-#include "miscadmin.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
-#include "storage/ipc.h"
-#include "utils/pidfile.h"
 
 PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
 }
@@ -40,14 +48,6 @@ namespace {
 // soon it tries again after a failed write.
 constexpr long kTickMs = 100;
 constexpr long kRetryMs = 100;
-
-void detach_worker(int, Datum) {
-    if (shared == nullptr) return;
-    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-    shared->worker_latch = nullptr;
-    LWLockRelease(shared->lock);
-    ConditionVariableBroadcast(&shared->reservation_cv);
-}
 
 // One turn: writes a reservation if the core says so. Returns how long to
 // sleep before the next turn.
@@ -73,7 +73,7 @@ long reserve_once(int* last_logged_err) {
     // The file records how far this reservation reaches past the clock (a
     // renewal extends from the old end: up to 1.5 windows), the time a
     // restart after a crash waits out before it calls a clock behind the
-    // mark a step back (mark.cpp).
+    // mark a step back (mark_file.cpp).
     mark.window_ms = core::reservation_lead(plan.until_ms, now, window);
     const char* step = "";
     const int64_t t0 = monotonic_us();
@@ -124,76 +124,18 @@ long reserve_once(int* last_logged_err) {
 
 }  // namespace
 
-// The postmaster marks its lock file "stopping" before it signals its
-// children (snowflake.hpp).
-bool postmaster_stopping() {
-    FILE* f = fopen("postmaster.pid", "r");
-    if (f == nullptr) return true;
-    char line[MAXPGPATH];
-    int n = 0;
-    bool stopping = false;
-    while (fgets(line, sizeof(line), f) != nullptr) {
-        if (++n == LOCK_FILE_LINE_PM_STATUS) {
-            stopping = strncmp(line, PM_STATUS_STOPPING, strlen(PM_STATUS_STOPPING)) == 0;
-            break;
-        }
-    }
-    fclose(f);
-    return stopping;
+// Registers the mark worker (_PG_init).
+void register_mark_worker() {
+    register_background_worker("snowflake_mark_worker_main", "snowflake high-water mark");
 }
-
-int64_t demand_ms() {
-    return static_cast<int64_t>(pg_atomic_read_u64(&shared->demand_ms_plus1)) - 1;
-}
-
-void publish_reservation_locked() {
-    auto until = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
-    if (shared->lease.leasing) {
-        const int64_t etcd =
-            static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
-        until = core::issue_limit_ms(until, etcd);
-    }
-    // A fence (shmem.cpp) holds ids at the fenced millisecond.
-    const auto fence_plus1 = static_cast<int64_t>(pg_atomic_read_u64(&shared->fence_ms_plus1));
-    if (fence_plus1 > 0) until = core::issue_limit_ms(until, fence_plus1 - 1);
-    pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(until));
-}
-
-void raise_demand(int64_t ms) {
-    const auto want = static_cast<uint64>(ms + 1);
-    uint64 cur = pg_atomic_read_u64(&shared->demand_ms_plus1);
-    while (cur < want && !pg_atomic_compare_exchange_u64(&shared->demand_ms_plus1, &cur, want)) {
-    }
-}
-
-void register_worker(const char* function, const char* name, BgWorkerStartTime start, int restart_s) {
-    BackgroundWorker worker;
-    std::memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;  // shared memory only, no database
-    worker.bgw_start_time = start;
-    worker.bgw_restart_time = restart_s;  // restarted this long after it exits with code 1
-    snprintf(worker.bgw_library_name, BGW_MAXLEN, "snowflake");
-    snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
-    snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
-    snprintf(worker.bgw_type, BGW_MAXLEN, "%s", name);
-    RegisterBackgroundWorker(&worker);
-}
-
-void register_mark_worker() { register_worker("snowflake_mark_worker_main", "snowflake high-water mark"); }
 
 }  // namespace snowflake::pg
 
+// The mark worker's main function: a write whenever the core asks for one,
+// between sleeps on its latch.
 extern "C" void snowflake_mark_worker_main(Datum) {
     namespace sp = snowflake::pg;
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
-
-    before_shmem_exit(sp::detach_worker, 0);
-    LWLockAcquire(sp::shared->lock, LW_EXCLUSIVE);
-    sp::shared->worker_latch = MyLatch;
-    LWLockRelease(sp::shared->lock);
-
+    sp::start_background_worker(&sp::shared->mark_worker_latch);
     int last_logged_err = 0;
     long sleep_ms = 0;
     while (!ShutdownRequestPending) {
@@ -204,15 +146,8 @@ extern "C" void snowflake_mark_worker_main(Datum) {
         }
         CHECK_FOR_INTERRUPTS();
         if (ShutdownRequestPending) break;
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-        }
+        (void)sp::reload_if_requested();
         sleep_ms = sp::reserve_once(&last_logged_err);
     }
-    // At a server shutdown, exit quietly (code 0). Stopped otherwise (a
-    // SIGTERM sent to this pid; pg_terminate_backend() cannot reach a worker
-    // without a database connection), exit with code 1: the postmaster starts
-    // the worker again after bgw_restart_time; code 0 would unregister it.
-    proc_exit(sp::postmaster_stopping() ? 0 : 1);
+    sp::exit_background_worker();
 }

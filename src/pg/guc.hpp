@@ -1,0 +1,36 @@
+// guc.cpp: the snowflake.* settings and the epoch they define.
+#pragma once
+
+#include "clock.hpp"
+
+namespace snowflake::pg {
+
+extern int worker_id;            // -1 while unset
+extern int clock_tolerance_ms;
+extern int max_clock_error_ms;   // 0: the kernel's clock state is not checked
+extern char* etcd_endpoints;     // "" (or NULL): no leasing
+extern int lease_ttl_s;
+extern char* lease_prefix;
+extern bool preloaded;           // loaded through shared_preload_libraries
+// Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
+bool leasing_configured();
+extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
+extern char* http_token;         // Bearer token(s) the HTTP endpoint requires, "" for none
+extern char* http_token_file;    // a file with the token(s), "" for none
+extern bool http_allow_unauthenticated;  // no token beyond loopback is allowed
+extern int http_max_ids_per_second;      // 0: no ceiling
+constexpr int kDefaultHttpMaxIdsPerSecond = 2048000;  // half of 4,096 ids a millisecond
+// _PG_init, while preloading: defines every setting; a bad value given for
+// one before stops the server (FATAL).
+void define_settings();
+// The postmaster, once at start: a clock outside the epoch's range is a
+// WARNING (ids are refused with SF002 while it lasts), never a failed start.
+void warn_if_clock_outside_epoch();
+// The epoch in effect, as a TimestampTz. Without preload it is the value the
+// session started with (a SET is ignored), parsed the same way, or the default.
+TimestampTz current_epoch();
+// The epoch in Unix microseconds; an id-space millisecond as a timestamp.
+inline int64_t epoch_unix_us() { return current_epoch() + kPgEpochUnixUs; }
+inline TimestampTz ms_to_timestamptz(int64_t rel_ms) { return current_epoch() + rel_ms * 1000; }
+
+}  // namespace snowflake::pg

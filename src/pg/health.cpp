@@ -1,0 +1,105 @@
+// Readiness: whether ids can be issued now, and why not, without issuing
+// one or raising an error (the HTTP worker's /healthz, /readyz, /metrics).
+
+#include <cstdio>
+#include <cstring>
+
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "health.hpp"
+#include "clock.hpp"
+#include "ereport_guard.hpp"
+#include "guc.hpp"
+#include "id_path.hpp"
+#include "lease_state.hpp"
+#include "mark_file.hpp"
+#include "shared_state.hpp"
+#include "wal.hpp"
+
+namespace core = snowflake::core;
+
+namespace snowflake::pg {
+
+// The id path's checks, run on copies (health.hpp).
+bool generator_ready(char* code, char* reason, size_t len) {
+    // The id path's own checks; their error becomes the reason.
+    CaughtError e;
+    if (!call_catching_error([] { require_generator(); check_replicated_mark(); }, &e)) {
+        snprintf(code, 6, "%s", e.code);
+        snprintf(reason, len, "%s", e.message[0] != '\0' ? e.message : "ids cannot be issued");
+        return false;
+    }
+
+    if (!lease_allows_ids()) {
+        char error[kErrorTextSize];
+        const char* doing = lease_trouble(error);
+        snprintf(code, 6, "%s", "SF003");
+        snprintf(reason, len, "no worker id lease is held: the lease worker %s%s%s", doing,
+                 error[0] != '\0' ? "; last error: " : "", error);
+        return false;
+    }
+    if (max_clock_error_ms > 0) {
+        const core::ClockVerdict v = core::judge_clock(read_clock_health(), max_clock_error_ms);
+        if (v.refuse) {
+            snprintf(code, 6, "%s", "SF004");
+            snprintf(reason, len, "%s", v.reason);
+            return false;
+        }
+    }
+
+    // The clock against the last id, the floor and the epoch: what the state
+    // machine would decide for one id now, on a copy (nothing is issued).
+    const int64_t epoch_us = epoch_unix_us();
+    uint64 cur = 0;
+    int64_t now = 0;
+    LWLockAcquire(shared->lock, LW_SHARED);
+    core::GeneratorState g = load_state(epoch_us, &cur, &now);
+    const WriteReport report = shared->report;
+    char etcd_error[kErrorTextSize];
+    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
+    LWLockRelease(shared->lock);
+    const core::Config config{core::packed_worker(cur), clock_tolerance_ms};
+    const core::Next r = core::next_ids(g, now, config, 1);
+    switch (r.status) {
+        case core::Status::ClockBehind:
+            snprintf(code, 6, "%s", "SF001");
+            snprintf(reason, len,
+                     "system clock is %lld ms behind the last id, beyond "
+                     "snowflake.clock_tolerance_ms (%d)",
+                     static_cast<long long>(r.behind_ms), clock_tolerance_ms);
+            return false;
+        case core::Status::BeforeEpoch:
+        case core::Status::EndOfTime:
+            snprintf(code, 6, "%s", "SF002");
+            snprintf(reason, len, "system clock is %s the id range of snowflake.epoch",
+                     r.status == core::Status::BeforeEpoch ? "before" : "past the end of");
+            return false;
+        case core::Status::NeedReservation:
+            // The mark worker writes one when asked, unless writes fail.
+            if (report.err != 0) {
+                snprintf(code, 6, "%s", "58030");
+                snprintf(reason, len, "could not write snowflake high-water mark file \"%s\" (%s): %s",
+                         kMarkFile, report.step, strerror(report.err));
+                return false;
+            }
+            // Likewise the worker id's reservation in etcd.
+            if (shared->lease.leasing && etcd_error[0] != '\0') {
+                snprintf(code, 6, "%s", "SF003");
+                snprintf(reason, len, "could not extend the worker id's reservation in etcd: %s",
+                         etcd_error);
+                return false;
+            }
+            return true;
+        case core::Status::Issued:
+        case core::Status::WaitNextMs:
+        case core::Status::WaitClock:
+        case core::Status::WaitFloor:
+            return true;
+    }
+    return true;
+}
+
+}  // namespace snowflake::pg

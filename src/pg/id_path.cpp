@@ -1,0 +1,366 @@
+// The id path: issues ids from the shared position word, by the lock-free
+// fast path or the core's state machine under the lock, and waits (next
+// millisecond, clock, floor, reservation) or refuses (clock, lease, clock
+// health, mark) on the way.
+//
+// Every function here keeps only plain data in scope: an ereport() may jump
+// out of any of them at any point after the lock is released.
+//
+// Every wait on the id path sleeps in slices of at most kSliceMs (a backend
+// spins, checking for interrupts, through the last 2 ms before the
+// millisecond it waits for: wait_slice) and decides
+// again after each one, with the clock read anew: cancel, terminate and
+// statement_timeout end it within a slice, and a clock that steps back
+// further while a call waits is an error at once, not a longer wait.
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "../core/clock_health.hpp"
+#include "../core/generator.hpp"
+#include "../core/layout.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+#include "id_path.hpp"
+#include "clock.hpp"
+#include "guc.hpp"
+#include "lease_state.hpp"
+#include "mark_file.hpp"
+#include "reservation_limit.hpp"
+#include "shared_state.hpp"
+#include "shmem.hpp"
+#include "stats.hpp"
+#include "wal.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "pgstat.h"
+#include "postmaster/interrupt.h"
+#include "utils/builtins.h"
+}
+
+namespace core = snowflake::core;
+
+namespace snowflake::pg {
+
+bool id_wait_yields = false;
+int64_t id_wait_deadline_us = 0;
+
+namespace {
+
+// The longest wait between two decisions.
+constexpr int64_t kSliceMs = 5;
+// How long a backend waits for a reservation while no mark worker runs (the
+// postmaster restarts it within a second) before it reports that.
+constexpr int64_t kNoMarkWorkerGraceUs = 5 * 1000 * 1000;
+// How long a caller waits for a reservation in etcd whose writes fail
+// before it reports the failure (SF003).
+constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
+
+// The HTTP worker's limits on a wait (id_wait_deadline_us).
+void check_wait_limit() {
+    if (id_wait_deadline_us == 0) return;
+    if (ShutdownRequestPending)
+        ereport(ERROR, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("the server is shutting down"),
+                        errhint("Ask another node, or this one again once it is back.")));
+    if (monotonic_us() >= id_wait_deadline_us)
+        ereport(ERROR,
+                (errcode(ERRCODE_QUERY_CANCELED), errmsg("ids were not ready within %lld ms",
+                                                          static_cast<long long>(kRequestWaitLimitMs)),
+                 errdetail("The generator is waiting for the clock, the floor or a reservation."),
+                 errhint("Retry the request; GET /healthz says why the node is not ready.")));
+}
+
+// snowflake.max_clock_error_ms: refuses ids (SF004) while the kernel reports
+// the clock unsynchronised or its maximum error above the limit. The
+// kernel is asked at most every kClockCheckIntervalMs per backend.
+void check_clock_health() {
+    static core::ClockHealth cached;
+    static int64_t checked_ms = -1;
+    const int64_t mono_ms = monotonic_us() / 1000;
+    if (checked_ms < 0 || core::clock_check_due(mono_ms, checked_ms)) {
+        cached = read_clock_health();
+        checked_ms = mono_ms;
+    }
+    const core::ClockVerdict v = core::judge_clock(cached, max_clock_error_ms);
+    if (!v.refuse) return;
+    pg_atomic_fetch_add_u64(&shared->stats.clock_health_refusals, 1);
+    count_refusal(core::Refusal::ClockUnhealthy);
+    const bool unsynced = v.problem != core::ClockProblem::ErrorTooLarge;
+    ereport(ERROR,
+            (errcode(ERRCODE_SF_CLOCK_UNHEALTHY),
+             errmsg(v.problem == core::ClockProblem::Unknown ? "system clock synchronisation state is unknown"
+                    : unsynced                                ? "system clock is not synchronised"
+                                                              : "system clock error is too large"),
+             errdetail("%s", v.reason),
+             unsynced ? errhint("Check the time synchronisation of this server (chrony with \"rtcsync\", "
+                                "or ntpd); ids resume once the kernel reports the clock synchronised, or "
+                                "set snowflake.max_clock_error_ms to 0 to issue ids without this check.")
+                      : errhint("Check the time synchronisation of this server (chronyc tracking, or ntpq "
+                                "-p); ids resume when the kernel's maximum error is at most "
+                                "snowflake.max_clock_error_ms (%d ms).",
+                                max_clock_error_ms)));
+}
+
+// Waits for the clock to reach the start of millisecond target_ms, for at
+// most one slice: returns early when the clock steps back, so that the
+// caller decides again. Interruptible; spins for the last two milliseconds
+// (sleeps them in precise pg_usleep() steps where id_wait_yields is set).
+void wait_slice(int64_t target_ms, int64_t epoch_us) {
+    const int64_t target_us = target_ms * 1000;
+    const int64_t start_us = unix_now_us() - epoch_us;
+    const int64_t slice_end = monotonic_us() + kSliceMs * 1000;
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        const int64_t now_us = unix_now_us() - epoch_us;
+        if (now_us >= target_us || now_us < start_us - 1000 || monotonic_us() >= slice_end) return;
+        const int64_t remaining_us = target_us - now_us;
+        if (remaining_us > 2000) {
+            const long sleep_ms = static_cast<long>(std::min<int64_t>((remaining_us - 1000) / 1000, kSliceMs));
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                            PG_WAIT_EXTENSION);
+            ResetLatch(MyLatch);
+        } else if (id_wait_yields) {
+            // A signal ends the sleep early; the loop then checks again.
+            pg_usleep(static_cast<long>(remaining_us));
+        }
+    }
+}
+
+// Raises the error of a clock the state machine refused (SF001, SF002).
+void report_clock(const core::Next& r, int64_t now_ms) {
+    if (r.status == core::Status::ClockBehind) {
+        count_refusal(core::Refusal::ClockBehind);
+        const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
+        // timestamptz_to_str() returns a static buffer: copy the first one.
+        char* last_text = pstrdup(timestamptz_to_str(ms_to_timestamptz(now_ms + r.behind_ms)));
+        ereport(ERROR,
+                (errcode(ERRCODE_SF_CLOCK_BEHIND),
+                 errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
+                 r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.",
+                                      shared->floor_source == kFloorHandover
+                                          ? "The mark in etcd of the worker id's previous holder"
+                                      : shared->floor_source == kFloorAdvanced
+                                          ? "The high-water mark raised by snowflake_advance_floor()"
+                                      : shared->floor_source == kFloorReplayed
+                                          ? "The high-water mark replayed from the primary's WAL"
+                                          : "The high-water mark of the previous run",
+                                      last_text, clock_tolerance_ms)
+                          : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
+                                      last_text, clock_tolerance_ms),
+                 errhint("Check the time synchronisation of this server; ids resume when the clock "
+                         "reaches %s.",
+                         timestamptz_to_str(resume))));
+    }
+    const char* when = r.status == core::Status::BeforeEpoch ? "before" : "past the end of";
+    count_refusal(core::Refusal::ClockOutOfRange);
+    ereport(ERROR,
+            (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
+             errmsg("system clock is %s the id range of snowflake.epoch", when),
+             errdetail("The clock reads %lld ms from the epoch %s; ids cover 0 to %lld ms.",
+                       static_cast<long long>(now_ms), timestamptz_to_str(current_epoch()),
+                       static_cast<long long>(core::kMaxMs)),
+             errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
+}
+
+// One step of the state machine under the lock: position first, then the
+// clock, then a swap (see the protocol in shared_state.hpp).
+core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
+                     int64_t* now_out) {
+    core::Next r;
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    for (;;) {
+        uint64 cur = 0;
+        int64_t now = 0;
+        core::GeneratorState g = load_state(epoch_us, &cur, &now);
+        core::Config c = config;
+        c.worker = core::packed_worker(cur);  // the id's worker id is the word's
+        r = core::next_ids(g, now, c, max_count);
+        if (r.status == core::Status::Issued &&
+            !pg_atomic_compare_exchange_u64(&shared->position, &cur,
+                                            core::pack_position(g.last_ms, g.sequence, c.worker)))
+            continue;  // a fast-path swap came in between: decide again
+        shared->stats.generator = g.counters;
+        *now_out = now;
+        break;
+    }
+    LWLockRelease(shared->lock);
+    return r;
+}
+
+}  // namespace
+
+// Raises an error unless this server may issue ids at all (id_path.hpp).
+void require_generator() {
+    require_shared();
+    if (worker_id < 0 && !shared->lease.leasing)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake.worker_id is not set"),
+                 errhint("Set snowflake.worker_id in postgresql.conf to a number from 0 to 1023 "
+                         "that no other node uses, then restart the server.")));
+    if (RecoveryInProgress())
+        ereport(ERROR,
+                (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                 errmsg("cannot issue snowflake ids during recovery"),
+                 errdetail("This server is a standby or is still replaying WAL."),
+                 errhint("Issue ids on the primary. A standby made from a base backup carries its "
+                         "primary's snowflake.worker_id: give it a worker id of its own before "
+                         "promoting it.")));
+    if (shared->mark_status == kMarkCorrupt) {
+        errno = shared->mark_errno;
+        ereport(ERROR,
+                (shared->mark_errno != 0 ? errcode_for_file_access() : errcode(ERRCODE_DATA_CORRUPTED),
+                 errmsg("snowflake high-water mark file \"%s\" is unusable", kMarkFile),
+                 errdetail("%s", shared->mark_problem),
+                 errhint("Ids are refused so that none is issued twice. Follow \"Repairing the "
+                         "high-water mark\" in docs/operations.md, then restart the server.")));
+    }
+}
+
+// Asks for a reservation and waits a slice for it (id_path.hpp).
+void await_reservation(int64_t needed_ms, ReservationWait* w) {
+    raise_demand(needed_ms);
+    ConditionVariablePrepareToSleep(&shared->reservation_cv);
+    char etcd_error[kErrorTextSize];
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const WriteReport report = shared->report;
+    Latch* latch = shared->mark_worker_latch;
+    Latch* lease_latch = shared->lease.lease_worker_latch;
+    const uint64_t etcd_attempts = shared->lease.mark_attempts;
+    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
+    LWLockRelease(shared->lock);
+    if (!w->asked) {
+        w->asked = true;
+        w->since_us = monotonic_us();
+        w->attempts = report.attempts;
+        w->etcd_attempts = etcd_attempts;
+        pg_atomic_fetch_add_u64(&shared->stats.reservation_waits, 1);
+    }
+    if (latch != nullptr) SetLatch(latch);
+    if (lease_latch != nullptr) SetLatch(lease_latch);
+
+    if (static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms)) >= needed_ms) {
+        ConditionVariableCancelSleep();
+        return;
+    }
+    if (report.attempts > w->attempts && report.err != 0) {
+        ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::MarkWrite);
+        errno = report.err;
+        ereport(ERROR,
+                (errcode_for_file_access(),
+                 errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m", kMarkFile,
+                        report.step),
+                 errdetail("No id is issued beyond the mark on disk, so that none is issued twice "
+                           "after a crash."),
+                 errhint("Check the data directory's file system; ids resume as soon as the mark "
+                         "can be written.")));
+    }
+    // etcd fails for a moment when it elects a leader: only a failure that
+    // outlasts kEtcdErrorGraceUs is an error for the caller.
+    if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0' &&
+        monotonic_us() - w->since_us > kEtcdErrorGraceUs) {
+        ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::EtcdReservation);
+        ereport(ERROR,
+                (errcode(ERRCODE_SF_NO_LEASE),
+                 errmsg("could not extend the worker id's reservation in etcd"),
+                 errdetail("%s.", etcd_error),
+                 errhint("Check that etcd is reachable at snowflake.etcd_endpoints; no id is "
+                         "issued beyond the reservation in etcd, so that a later holder of the "
+                         "worker id never issues it again.")));
+    }
+    if (latch == nullptr && monotonic_us() - w->since_us > kNoMarkWorkerGraceUs) {
+        ConditionVariableCancelSleep();
+        count_refusal(core::Refusal::MarkWorkerMissing);
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake high-water mark worker is not running"),
+                 errdetail("Ids past the current reservation need the worker to write the mark."),
+                 errhint("Check the server log for why the worker exited; the server starts it "
+                         "again within a second.")));
+    }
+    (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
+    ConditionVariableCancelSleep();
+}
+
+// The generator's state, position before clock (id_path.hpp).
+core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
+    *cur = pg_atomic_read_u64(&shared->position);
+    pg_read_barrier();  // the position is read before the clock
+    *now = now_ms(epoch_us);
+    core::GeneratorState g;
+    g.last_ms = core::packed_ms(*cur);
+    g.sequence = core::packed_sequence(*cur);
+    g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+    g.floor_ms = shared->floor_ms;
+    g.floor_grace_ms = shared->floor_grace_ms;
+    g.counters = shared->stats.generator;
+    return g;
+}
+
+// Issues up to max_count ids of one millisecond, waiting as the core asks.
+core::Next issue_ids(int32_t max_count) {
+    require_generator();
+    check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
+    if (!lease_allows_ids()) refuse_no_lease();
+    if (max_clock_error_ms > 0) check_clock_health();
+    core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
+    const int64_t epoch_us = epoch_unix_us();
+
+    if (max_count == 1) {
+        // Lock-free fast path; a few lost races fall through to the lock.
+        for (int attempt = 0; attempt < 3; attempt++) {
+            uint64 cur = pg_atomic_read_u64(&shared->position);
+            pg_read_barrier();  // the position is read before the clock (shared_state.hpp)
+            const int64_t now = now_ms(epoch_us);
+            const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
+            core::FastNext f;
+            if (!core::fast_next(cur, now, reserved, &f)) break;
+            if (pg_atomic_compare_exchange_u64(&shared->position, &cur, f.next)) {
+                count_ids(1);
+                core::Next r;
+                r.status = core::Status::Issued;
+                r.first_id = f.id;
+                r.count = 1;
+                return r;
+            }
+        }
+    }
+
+    ReservationWait reservation;
+    for (;;) {
+        int64_t now = 0;
+        const core::Next r = slow_step(config, epoch_us, max_count, &now);
+        switch (r.status) {
+            case core::Status::Issued:
+                count_ids(static_cast<uint64_t>(r.count));
+                return r;
+            case core::Status::WaitNextMs:
+            case core::Status::WaitClock:
+            case core::Status::WaitFloor:
+                wait_slice(r.wait_until_ms, epoch_us);
+                break;
+            case core::Status::ClockBehind:
+            case core::Status::BeforeEpoch:
+            case core::Status::EndOfTime:
+                report_clock(r, now);
+                break;
+            case core::Status::NeedReservation:
+                // No reservation covers the clock (the first id after start,
+                // or the clock moved past it): the worker writes one.
+                await_reservation(now, &reservation);
+                break;
+        }
+        config.repeat = true;
+        CHECK_FOR_INTERRUPTS();
+        // A wait may outlast the lease (a change of hands moves the word).
+        if (!lease_allows_ids()) refuse_no_lease();
+        check_wait_limit();
+    }
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,51 @@
+// id_path.cpp: issuing ids from the shared position, with every wait and
+// refusal on the way.
+#pragma once
+
+#include "../core/generator.hpp"
+
+#include "pg_headers.hpp"
+
+namespace snowflake::pg {
+
+// Issues up to max_count (1 to kIdsPerMs) ids of one millisecond:
+// r.first_id .. r.first_id + r.count - 1, waiting as needed in
+// interruptible slices. Raises an error (ereport) when ids cannot be
+// issued: callers outside a SQL function (a background worker) call it
+// through call_catching_error() (ereport_guard.hpp).
+snowflake::core::Next issue_ids(int32_t max_count);
+// Whether this process's waits for the next millisecond (a millisecond's
+// 4,096 ids used up) sleep instead of spinning for their last two
+// milliseconds: set by the HTTP worker, which shares the CPUs with its
+// clients; backends spin (lowest latency).
+extern bool id_wait_yields;
+// A limit on how long issue_ids() may wait, on the monotonic clock in
+// microseconds (0: none, as in backends, where statement_timeout applies),
+// also ended by a shutdown request (ShutdownRequestPending): set by the HTTP
+// worker around each request, whose ids then fail with 57014 (canceling
+// statement due to the limit) or 57P01 (shutdown).
+extern int64_t id_wait_deadline_us;
+constexpr int64_t kRequestWaitLimitMs = 1000;
+
+// Raises an error unless this server may issue ids at all: preloaded, a
+// worker id (set or leased), not in recovery, a usable mark.
+void require_generator();
+
+// A call's wait for a reservation, across the slices it takes.
+struct ReservationWait {
+    bool asked = false;
+    int64_t since_us = 0;        // monotonic, when the call first asked
+    uint64_t attempts = 0;       // the mark worker's write attempts when it asked
+    uint64_t etcd_attempts = 0;  // the lease worker's writes of the etcd mark then
+};
+// Asks the workers for a reservation covering needed_ms and sleeps on
+// reservation_cv for at most one slice. Raises the error of a write a
+// worker attempted after the call asked, or the absence of the mark worker.
+void await_reservation(int64_t needed_ms, ReservationWait* w);
+
+// The generator's state from shared memory, the position read before the
+// clock (the protocol in shared_state.hpp); *cur is the position read, *now
+// the clock. The caller holds the lock.
+snowflake::core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now);
+
+}  // namespace snowflake::pg

@@ -1,0 +1,206 @@
+// The state every process of the server shares (shmem.cpp creates it): the
+// struct, what protects each of its fields, and the locking protocol.
+//
+// Locking protocol. There is one LWLock, `lock`; nothing else is ever held
+// with it, so there is no lock order to keep.
+// - `position` (the last issued millisecond and sequence, and the worker id
+//   they are composed with, packed: core::pack_position) is only ever
+//   changed by compare-and-swap, so every id belongs to exactly one
+//   successful swap and a node's ids strictly increase while its worker id
+//   stays the same.
+// - THE INVARIANT: an id is issued only by the compare-and-swap that saw the
+//   worker id it composes with, and the reservation it is issued under. The
+//   id's worker id is taken from the word the swap replaces, never from
+//   anything read beside it; every lease transition moves the word under
+//   `lock` (fence_ids_locked() when a tenure ends; start_tenure_locked()
+//   while that fence still holds the reservation down, lift_fence_locked()
+//   after it), so no reservation of a new tenure is ever visible beside an
+//   old tenure's word. A caller that read the word
+//   before a transition (and was then descheduled for any length of time)
+//   fails its swap and decides again from the new word. No sleep or margin
+//   is part of this argument.
+// - A fence (a lease lost, a clean shutdown) brings `reserved_until_ms` down
+//   to the position's millisecond (`fence_ms_plus1`), then swaps in the word
+//   with that millisecond used up: from that swap on no id is issued at all
+//   until a new tenure, so the exact mark written at a shutdown is exact.
+// - The fast path (one id, same millisecond with sequence left, or a later
+//   millisecond inside the reservation) reads `position`, then the clock,
+//   and swaps without any lock. Reading the position before the clock
+//   matters: a clock read after the position was published is never earlier
+//   than the clock read of whoever published it, so "behind" is a real step.
+// - Everything else (waits, clock steps, errors, batches, statistics resets,
+//   publishing a reservation, snowflake_advance_floor) takes `lock`
+//   exclusively, briefly: under it the same read-position, read-clock, swap
+//   sequence runs the core state machine and retries if a fast-path swap came
+//   between. `lock` protects the fields marked "lock" below.
+// - `lock` is never held across I/O, a sleep or anything that can raise an
+//   error: the caller copies what it needs, releases it, then waits or
+//   reports.
+// - Only the mark worker (mark_worker.cpp) writes the mark file while the server
+//   runs (during recovery, only the startup process, replaying wal.cpp's
+//   records under `lock`): it writes a reservation to disk first and only then publishes it
+//   under `lock`; nothing issues an id past `reserved_until_ms`. With worker
+//   ids leased from etcd, the lease worker (lease_worker.cpp) does the same
+//   with the worker id's mark in etcd, and `reserved_until_ms` is the lower
+//   of the two reservations (publish_reservation_locked(), reservation_limit.cpp).
+// - The lease is published in `lease` (atomics: state, worker id, deadline);
+//   a backend checks it before every id, the fast path included.
+//   Backends never do file I/O on the id path: one that needs a reservation
+//   raises `demand_ms_plus1`, sets the worker's latch and sleeps on
+//   `reservation_cv` in short, interruptible slices.
+// - Each backend counts its ids in its own cache line; readers sum them.
+
+#pragma once
+
+#include "../core/generator.hpp"
+#include "../core/lease.hpp"
+#include "../core/mark.hpp"
+#include "../core/stats_snapshot.hpp"
+
+#include "pg_headers.hpp"
+
+namespace snowflake::pg {
+
+// The size of the lease's error texts.
+constexpr size_t kErrorTextSize = snowflake::core::kLeaseErrorSize;
+
+// What load_mark() (mark_file.cpp) found at start: SharedState::mark_status.
+enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
+// Where the generator's floor came from: the mark file of the previous run,
+// snowflake_advance_floor(), (leasing) the previous holder's mark in etcd, or
+// a reservation replayed from the primary's WAL (wal.cpp).
+enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2, kFloorReplayed = 3 };
+
+// One cache line per backend for its count of ids issued, so that the hot
+// path never writes a line another backend writes.
+struct alignas(PG_CACHE_LINE_SIZE) IdCounter {
+    pg_atomic_uint64 ids;  // written only by the backend owning the slot
+};
+
+// Every statistic of snowflake_stats, owned by stats.cpp, which turns it
+// into SQL. The generator's counters are counted by the core's state machine
+// under SharedState::lock; the rest are atomics counted without it, and the
+// per-backend id counters sit at the end of SharedState.
+struct Stats {
+    snowflake::core::Counters generator;  // lock
+    uint64_t ids_baseline;                // lock: sum of the id counters at the last reset
+    TimestampTz since;                    // lock
+    pg_atomic_uint64 ids_unslotted;       // ids of processes without a counter slot
+    pg_atomic_uint64 reservation_waits;   // id requests that waited for a reservation
+    pg_atomic_uint64 window_ms;           // reservation window in force
+    pg_atomic_uint64 last_write_ms;       // duration of the last mark write
+    pg_atomic_uint64 clock_health_refusals;  // calls refused by snowflake.max_clock_error_ms
+    // Metrics only (not reset by snowflake_stats_reset()):
+    pg_atomic_uint64 refusals[snowflake::core::kRefusalCount];  // by core::Refusal
+};
+
+// What the mark worker reports of its writes (lock).
+struct WriteReport {
+    uint64_t attempts;  // writes tried since start
+    int err;            // errno of the last attempt, 0 if it succeeded
+    uint64_t failures;  // writes that failed since start
+    char step[48];      // what the last attempt was doing when it failed
+};
+
+// The worker id's lease (lease_worker.cpp), published for backends. The
+// lease worker writes the worker id, the etcd reservation and the position's
+// hand-over floor before it publishes state Held; backends read the state
+// first (lease_allows_ids(), lease_state.cpp).
+struct LeaseShared {
+    bool leasing;                    // set at start: snowflake.etcd_endpoints is not empty
+    pg_atomic_uint32 state;          // core::LeaseState
+    pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
+    pg_atomic_uint64 deadline_ns;    // CLOCK_BOOTTIME: ids may be issued while now < deadline
+    // The end of the worker id's reservation in etcd (<prefix>/marks/<id>),
+    // plus one (0: none): ids are issued up to min(local, etcd).
+    pg_atomic_uint64 etcd_reserved_ms_plus1;
+    // lock:
+    int64_t lease_id;                // 0: none
+    uint64_t renewals;
+    uint64_t failures;
+    char last_error[kErrorTextSize];
+    uint32_t last_error_reason;      // core::LeaseError of last_error
+    uint64_t mark_attempts;          // writes of the etcd mark tried
+    uint64_t mark_failures;          // ... that failed
+    char mark_error[kErrorTextSize];  // the last one's failure; "" if it succeeded
+    Latch* lease_worker_latch;       // lock: nullptr while the lease worker is not running
+};
+
+// What wal.cpp keeps in shared memory (SharedState::wal).
+struct WalMarkShared {
+    // Set by the postmaster at start: this run began in archive recovery
+    // (standby.signal or recovery.signal in the data directory), so its end
+    // is a promotion (or the end of a point-in-time recovery), not a crash
+    // recovery of the same data directory.
+    bool archive_recovery;
+    // lock: snowflake records replayed in this run.
+    uint64_t replayed;
+    // Ids are refused (1) because this node was promoted with a static
+    // worker id and its mark did not come through the WAL; the refusal
+    // ends when the clock passes refuse_until_unix_ms or
+    // snowflake_advance_floor() is called. Read without the lock by the id
+    // path; written under it.
+    pg_atomic_uint32 refusing;
+    int64_t refuse_until_unix_ms;  // lock: -1 while not yet worked out
+    bool refusal_on_disk;          // lock: the file snowflake.promoted holds it
+    // The marker file snowflake.walmark exists. Written by the startup
+    // process during recovery, by the mark worker after it.
+    bool marker_on_disk;
+};
+
+struct SharedState {
+    // --- The lock-free id path -------------------------------------------
+    // Packed position (core::pack_position), advanced only by
+    // compare-and-swap, by the fast path without the lock and by the slow
+    // path under it.
+    alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 position;
+    // Ids may be issued up to this millisecond: the end of the durable
+    // reservation, the lower of the local mark's and (leasing) the etcd
+    // mark's. Written under lock by publish_reservation_locked(), after the
+    // mark is on disk.
+    pg_atomic_uint64 reserved_until_ms;
+    // The end of the local mark's reservation (the file), written under lock.
+    pg_atomic_uint64 local_reserved_ms;
+    // The fenced millisecond plus one (0: no fence), written under lock by
+    // fence_ids_locked(): reserved_until_ms is at most the fenced millisecond.
+    pg_atomic_uint64 fence_ms_plus1;
+
+    // --- Everything else ----------------------------------------------------
+    // Serialises the slow path and protects the fields marked "lock".
+    alignas(PG_CACHE_LINE_SIZE) LWLock* lock;
+    // The high-water mark the generator started from, raised by
+    // snowflake_advance_floor(); how far the clock may be behind it and be
+    // waited out (the loaded reservation's window after a crash).
+    int64_t floor_ms;        // lock
+    int64_t floor_grace_ms;  // lock
+    int floor_source;        // lock: FloorSource, what set floor_ms (for messages)
+    Stats stats;
+
+    // The mark (mark_file.cpp): loaded by the postmaster at start, raised by
+    // redo during recovery (wal.cpp, under lock), then written only by the
+    // mark worker (mark_worker.cpp) until the postmaster's shutdown.
+    int mark_status;               // MarkStatus; set at start
+    int mark_errno;                // for a mark that could not be read: the OS error
+    char mark_problem[200];        // why the mark is unusable, a sentence for the error detail
+    snowflake::core::Mark loaded;  // the mark read at start (ms -1: none)
+    // The latest millisecond a backend waits to have reserved, plus one (0:
+    // none); only ever raised (raise_demand(), reservation_limit.cpp).
+    pg_atomic_uint64 demand_ms_plus1;
+    WriteReport report;            // lock
+    Latch* mark_worker_latch;      // lock: nullptr while the mark worker is not running
+    // Broadcast by the mark worker and the lease worker after every write
+    // attempt of a reservation, and by the lease worker at every change of
+    // the lease.
+    ConditionVariable reservation_cv;
+
+    LeaseShared lease;
+    WalMarkShared wal;  // the mark carried by the WAL (wal.cpp)
+
+    int counter_slots;
+    IdCounter counters[FLEXIBLE_ARRAY_MEMBER];  // Stats: ids per backend
+};
+// The shared state, attached in every process (shmem.cpp); nullptr without
+// preload.
+extern SharedState* shared;
+
+}  // namespace snowflake::pg
