@@ -10,11 +10,17 @@
 #   - with the server package added (postgresql-MAJOR: what runs the
 #     extension, not what builds it), a fresh instance with the library
 #     preloaded runs CREATE EXTENSION snowflake and hands out an id.
+# First, on the host, that README.md's install table shows the list's
+# packages (its example is PostgreSQL 17): `--readme` runs only that.
 # Packages come from the Debian archive only; apt's downloads are kept in
-# $MATRIX_CACHE/SUITE-apt, so that a second run downloads nothing (about 2
-# minutes on 2 cores then). Run by `make test-matrix` (scripts/matrix.sh).
+# $MATRIX_CACHE/SUITE-apt, so that a second run downloads nothing: about 3
+# minutes then on 2 busy cores (installing the toolchain, with the clang and
+# LLVM that postgresql-server-dev pulls in, about 70 s; the build about 60 s;
+# the first run, downloading, about 4). Run by `make test-matrix`
+# (scripts/matrix.sh).
 #
 # Usage: scripts/build-deps-check.sh [SUITE]    (root; debootstrap for the first run)
+#        scripts/build-deps-check.sh --readme
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,10 +40,16 @@ if [ "${1:-}" = --inside ]; then
     done
     [ ${#libs[@]} -gt 0 ] || { echo "build-deps-check: no libraries in the list" >&2; exit 1; }
     fail() { echo "build-deps-check: FAILED: $*" >&2; exit 1; }
+    t0=$(date +%s)
+    say() { echo "--- [$(( $(date +%s) - t0 )) s] $*"; }
+    # A throwaway system: dpkg need not fsync, nor unpack documentation.
+    echo force-unsafe-io >/etc/dpkg/dpkg.cfg.d/snowflake-unsafe-io
+    printf 'path-exclude=/usr/share/doc/*\npath-exclude=/usr/share/man/*\npath-exclude=/usr/share/locale/*\n' \
+        >/etc/dpkg/dpkg.cfg.d/snowflake-nodoc
     apt_install() { apt-get install -y -qq --no-install-recommends "$@" >/tmp/apt.log 2>&1 || { tail -20 /tmp/apt.log >&2; fail "apt-get install $*"; }; }
-    echo "--- apt-get update"
+    say "apt-get update"
     apt-get -o Acquire::Check-Valid-Until=false update -qq
-    echo "--- installing the toolchain and server headers: ${base[*]}"
+    say "installing the toolchain and server headers: ${base[*]}"
     apt_install "${base[@]}"
     export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
     installed=()
@@ -47,7 +59,7 @@ if [ "${1:-}" = --inside ]; then
             case " ${installed[*]} " in *" $l "*) ;; *) missing+=("$l") ;; esac
         done
         [ ${#missing[@]} -gt 0 ] || break
-        echo "--- make without ${missing[*]}"
+        say "make without ${missing[*]}"
         if make -s >/tmp/make.log 2>&1; then cat /tmp/make.log; fail "make succeeded without ${missing[*]}"; fi
         sed 's/^/    /' /tmp/make.log
         grep -q '^snowflake: cannot build, missing:' /tmp/make.log || fail "make did not stop at the build dependency check"
@@ -60,17 +72,17 @@ if [ "${1:-}" = --inside ]; then
         done
         [ -z "$(find src -name '*.o' -print -quit)" ] || fail "make compiled something before stopping"
         echo "    ok: stopped before compiling, naming ${missing[*]}"
-        echo "--- installing $lib"
+        say "installing $lib"
         apt_install "$lib"
         installed+=("$lib")
     done
-    echo "--- make && make install, with only: ${build[*]}"
+    say "make && make install, with only: ${build[*]}"
     make -s -j2 >/tmp/make.log 2>&1 || { tail -30 /tmp/make.log >&2; fail "make"; }
     make -s install >/tmp/make-install.log 2>&1 || { tail -30 /tmp/make-install.log >&2; fail "make install"; }
     [ -f "$("$PG_CONFIG" --pkglibdir)/snowflake.so" ] || fail "snowflake.so not installed"
     [ -f "$("$PG_CONFIG" --sharedir)/extension/snowflake.control" ] || fail "snowflake.control not installed"
     echo "    ok: built and installed into $("$PG_CONFIG" --pkglibdir)"
-    echo "--- installing postgresql-$major (the server, to run it) and CREATE EXTENSION"
+    say "installing postgresql-$major (the server, to run it) and CREATE EXTENSION"
     apt_install "postgresql-$major"
     bin=/usr/lib/postgresql/$major/bin
     data=$(mktemp -d /tmp/pgdata.XXXXXX)
@@ -94,11 +106,34 @@ CONF
     [ $status = 0 ] || { cat "$data/server.log" >&2; fail "CREATE EXTENSION"; }
     [ "$(echo "$out" | tail -1)" = 7 ] || fail "the id's worker is not 7"
     echo "    ok: CREATE EXTENSION snowflake, an id from worker 7"
-    echo "build-deps-check: passed on PostgreSQL $major"
+    say "build-deps-check: passed on PostgreSQL $major"
     exit 0
 fi
 
 # --- on the host ------------------------------------------------------------
+# readme_check: the apt-get and dnf lines of README.md are the list's.
+readme_check() {
+    local apt dnf status=0
+    apt="apt-get install $(PG_MAJOR=17 scripts/deps.sh --list build | tr '\n' ' ' | sed 's/ $//')"
+    dnf="dnf install $(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' scripts/build-deps.list | cut -d'|' -f4 |
+        tr -d ' ' | tr '\n' ' ' | sed 's/ $//')"
+    for line in "$apt" "$dnf"; do
+        if grep -qF "\`$line\`" README.md; then
+            echo "build-deps-check: README.md shows \`$line\`"
+        else
+            echo "build-deps-check: FAILED: README.md does not show \`$line\` (scripts/build-deps.list)" >&2
+            status=1
+        fi
+    done
+    return $status
+}
+if [ "${1:-}" = --readme ]; then
+    readme_check
+    exit
+fi
+readme_status=0
+readme_check || readme_status=$?
+
 SUITE=${1:-trixie}
 [ "$(id -u)" = 0 ] || { echo "build-deps-check: needs root (chroot)" >&2; exit 1; }
 major=$(scripts/chroot.sh pg-major "$SUITE")
@@ -113,4 +148,5 @@ status=0
 CHROOT_INPUT=$input CHROOT_APT_CACHE=1 scripts/chroot.sh throwaway "$SUITE" \
     bash /opt/input/snowflake/scripts/build-deps-check.sh --inside "$major" || status=$?
 echo "build-deps-check: $SUITE (PostgreSQL $major) $([ $status = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s"
+[ $readme_status = 0 ] || status=1
 exit $status
