@@ -4,7 +4,7 @@
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
-#                       7 minutes on 2 cores. Writes bench/results/latest.md,
+#                       8 minutes on 2 cores. Writes bench/results/latest.md,
 #                       bench/results/*.png, bench/results/data/*.tsv and the
 #                       generated results section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
