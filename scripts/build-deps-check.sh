@@ -13,11 +13,11 @@
 # First, on the host, that README.md's install table shows the list's
 # packages (its example is PostgreSQL 17): `--readme` runs only that.
 # Packages come from the Debian archive only; apt's downloads are kept in
-# $MATRIX_CACHE/SUITE-apt, so that a second run downloads nothing: about 3
-# minutes then on 2 busy cores (installing the toolchain, with the clang and
-# LLVM that postgresql-server-dev pulls in, about 70 s; the build about 60 s;
-# the first run, downloading, about 4). Run by `make test-matrix`
-# (scripts/matrix.sh).
+# $MATRIX_CACHE/SUITE-apt, so that a second run downloads nothing: 2 to 3
+# minutes then on 2 busy cores (104 s and 185 s measured; installing the
+# toolchain, with the clang and LLVM that postgresql-server-dev pulls in, 45
+# to 70 s, the build 30 to 60 s; the first run, downloading, about 4
+# minutes). Run by `make test-matrix` (scripts/matrix.sh).
 #
 # Usage: scripts/build-deps-check.sh [SUITE]    (root; debootstrap for the first run)
 #        scripts/build-deps-check.sh --readme

@@ -32,7 +32,7 @@
 #                     in it: the host runs it)
 #   MATRIX_DEB        1 (default) builds and tests the packages, 0 skips them
 #   MATRIX_BUILD_DEPS 1 (default) runs scripts/build-deps-check.sh in the first
-#                     release of MATRIX_RELEASES (about 3 minutes with apt's
+#                     release of MATRIX_RELEASES (2 to 3 minutes with apt's
 #                     downloads cached), 0 skips it
 #   MATRIX_WERROR     1 makes compiler warnings errors on the other versions
 #                     too (default 0: a newer compiler's new warning is shown,
