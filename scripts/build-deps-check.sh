@@ -11,7 +11,8 @@
 #     extension, not what builds it), a fresh instance with the library
 #     preloaded runs CREATE EXTENSION snowflake and hands out an id.
 # First, on the host, that README.md's install table shows the list's
-# packages (its example is PostgreSQL 17): `--readme` runs only that.
+# packages (its example is PostgreSQL 17) and that debian/control.in's
+# Build-Depends has its libraries: `--readme` runs only that.
 # Packages come from the Debian archive only; apt's downloads are kept in
 # $MATRIX_CACHE/SUITE-apt, so that a second run downloads nothing: 2 to 3
 # minutes then on 2 busy cores (104 s and 185 s measured; installing the
@@ -125,6 +126,18 @@ readme_check() {
             status=1
         fi
     done
+    # debian/control.in keeps its own Build-Depends (Debian's format): every
+    # library of the list must be there (make is build-essential's, the
+    # server headers are postgresql-server-dev-all there).
+    local lib
+    for lib in $(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' scripts/build-deps.list |
+            awk -F'|' '{ gsub(/ /, "", $1); gsub(/ /, "", $3) } $1 == "header" || $3 == "g++" { print $3 }'); do
+        if ! sed -n '/^Build-Depends:/,/^[A-Z]/p' debian/control.in | grep -qE "(^|[ ,])$(printf '%s' "$lib" | sed 's/+/\\+/g')([ ,(]|$)"; then
+            echo "build-deps-check: FAILED: debian/control.in's Build-Depends lacks $lib (scripts/build-deps.list)" >&2
+            status=1
+        fi
+    done
+    [ $status != 0 ] || echo "build-deps-check: debian/control.in's Build-Depends has the list's libraries and g++"
     return $status
 }
 if [ "${1:-}" = --readme ]; then
