@@ -4,7 +4,7 @@
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
-#                       7 minutes on 2 cores. Writes bench/results/latest.md,
+#                       8 minutes on 2 cores. Writes bench/results/latest.md,
 #                       bench/results/*.png, bench/results/data/*.tsv and the
 #                       generated results section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
@@ -17,10 +17,13 @@
 # 5 the core micro-benchmark (build/core_bench) when it builds, 6 sporadic
 # calls against a sequence (bench/sporadic.sh, fsync = on), 7 leasing on and
 # off (bench/lease.sh), 8 ids over HTTP
-# against ids over SQL (bench/http.sh, wrk and pgbench).
+# against ids over SQL (bench/http.sh, wrk and pgbench), 9 SQL latency beside
+# an HTTP client at the HTTP ids ceiling and without it (bench/http_ceiling.sh).
+# The report (tables, plots, the docs section) is bench/lib/report.py.
 #
-# Needs the extension installed, psql, pgbench, gnuplot and awk; g++ and Google
-# Benchmark for suite 5, etcd for suite 7, wrk and curl for suite 8. No python.
+# Needs the extension installed, psql, pgbench, gnuplot, awk and /usr/bin/python3
+# (standard library only); g++ and Google Benchmark for suite 5, etcd for
+# suite 7, wrk and curl for suites 8 and 9.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +36,7 @@ if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then MODE=quick; else MODE=full; 
 # --- sizes -------------------------------------------------------------------
 SHARED_BUFFERS=16MB
 SHARED_BUFFERS_BYTES=$((16 * 1024 * 1024))
-CAP_PER_S=4096000            # 4,096 ids per millisecond per node
+PY=/usr/bin/python3
 CONC_CLIENTS=(1 2 4 8)
 CONC_IDS=100000              # ids per pgbench statement (suite 2)
 INS_BATCH=1000               # rows per INSERT statement (suite 3)
@@ -67,6 +70,7 @@ if [ "$MODE" = full ] && [ -z "${BENCH_OUT:-}" ]; then UPDATE_DOCS=yes; fi
 PSQL=$PGBIN/psql
 PGBENCH=$PGBIN/pgbench
 command -v gnuplot >/dev/null || { echo "bench: gnuplot not found; run 'make deps' (package gnuplot-nox)" >&2; exit 1; }
+[ -x "$PY" ] || { echo "bench: $PY not found; run 'make deps' (package python3)" >&2; exit 1; }
 [ -x "$PGBENCH" ] || { echo "bench: $PGBENCH not found" >&2; exit 1; }
 
 # --- progress, work dir, cleanup --------------------------------------------
@@ -94,10 +98,8 @@ trap 'exit 130' INT TERM
 sql() { "$PSQL" -X -q -v ON_ERROR_STOP=1 -h "$D" -p "$PG_PORT" -U postgres -d postgres "$@"; }
 val() { sql -A -t -c "$1"; }
 now_s() { date +%s.%N; }
-# awkf PROGRAM [args]: awk with the helpers of bench/lib/stats.awk (POSIX awk
-# cannot mix -f and a program text, so they are pasted together).
-awkf() { local prog=$1; shift; awk "$(cat "$BENCH/lib/stats.awk")
-$prog" "$@"; }
+# report ARGS...: bench/lib/report.py (percentiles, commas, the report).
+report() { "$PY" "$BENCH/lib/report.py" "$@"; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
 # sched_snap PID...: "pid on_cpu_ns runqueue_wait_ns" per process still
 # there (/proc/PID/schedstat), one per line.
@@ -326,8 +328,8 @@ for c in "${CONC_CLIENTS[@]}"; do          # clients outer, generators inner: in
         tps=$(awk '/^tps = / { print $3 }' "$W/conc_${key}_$c.out")
         tx=$(awk -F': ' '/^number of transactions actually processed/ { print $2 }' "$W/conc_${key}_$c.out")
         # Per-transaction latencies (microseconds, field 3) of every thread's log.
-        lat=$(cat "$W/conc_${key}_$c".[0-9]* | awkf '
-            { a[++n] = $3 } END { p50 = pct(a, n, 50); p99 = pct(a, n, 99); printf "%.3f\t%.3f", p50 / 1000, p99 / 1000 }')
+        lat=$(cat "$W/conc_${key}_$c".[0-9]* | awk '{ printf "%.3f\n", $3 / 1000 }' | report percentiles 50 99 |
+            awk -F'\t' '{ printf "%.3f\t%.3f", $1, $2 }')
         read -r b_ids b_ow <<<"$before"
         read -r a_ids a_ow <<<"$after"
         # concurrency.tsv: key clients statements tps p50_ms p99_ms ids_issued_delta
@@ -372,7 +374,7 @@ declare -A INS_OFFSET
 for key in "${INS_KEYS[@]}"; do INS_OFFSET[$key]=0; : >"$OUT/data/insert_progress_$key.tsv"; done
 for chunk in $(seq 1 "$INS_CHUNKS"); do
     for key in "${INS_KEYS[@]}"; do
-        step "suite 3/5 inserts: chunk $chunk/$INS_CHUNKS, ${INS_LABEL[$key]} key, $(awkf 'BEGIN { print commas(ARGV[1]) }' "$INS_CHUNK_ROWS") rows by $INS_CLIENTS clients, $INS_BATCH rows per INSERT"
+        step "suite 3/5 inserts: chunk $chunk/$INS_CHUNKS, ${INS_LABEL[$key]} key, $(report commas "$INS_CHUNK_ROWS") rows by $INS_CLIENTS clients, $INS_BATCH rows per INSERT"
         start=$(val "SELECT pg_current_wal_lsn() || ' ' || $CKPT_SQL")
         read -r lsn0 ckpt0 <<<"$start"
         "$PGBENCH" -n -h "$D" -p "$PG_PORT" -U postgres -c "$INS_CLIENTS" -j "$INS_CLIENTS" -t "$INS_TX" \
@@ -535,10 +537,35 @@ if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/http.sh" "$OUT" >"
 fi
 
 # =============================================================================
+# Suite 9: SQL latency beside an HTTP client at the ceiling (its own instance).
+# =============================================================================
+step "suite 9 http ceiling: SQL latency alone, beside 10,000-id HTTP batches at the ceiling and without it (bench/http_ceiling.sh)"
+CEILING_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/http_ceiling.sh" "$OUT" >"$W/http_ceiling.out" 2>&1; then
+    CEILING_STATUS="bench/http_ceiling.sh failed: $(tail -3 "$W/http_ceiling.out" | tr '\n' ' ')"
+    step "suite 9 http ceiling: failed"
+fi
+
+# =============================================================================
 # Report.
 # =============================================================================
 step "report: tables, plots"
 export LC_ALL=C
-. "$BENCH/lib/report.sh"
-write_report
+# The run's settings for bench/lib/report.py: NAME<TAB>value, lists joined by
+# spaces, labels as TABLE.KEY.
+{
+    for v in MODE ROOT W START_S UPDATE_DOCS PG_VERSION_STR SETTINGS LOAD_START LOAD_END \
+             SHARED_BUFFERS SHARED_BUFFERS_BYTES CALL_N CALL_N_SLOW CALL_ROUNDS V7_FRESH_LEAD \
+             CONC_IDS CONC_SECONDS CONC_AHEAD INS_BATCH INS_CLIENTS INS_ROWS INS_CHUNKS INS_CHUNK_ROWS \
+             INS_AHEAD_SF INS_AHEAD_V7 SCAN_RUNS CREATED_AT_INDEX_S CREATED_AT_INDEX_BYTES SF_PK_BYTES \
+             CORE_MIN_TIME CORE_STATUS SPORADIC_STATUS LEASE_STATUS HTTP_STATUS CEILING_STATUS; do
+        printf '%s\t%s\n' "$v" "${!v}"
+    done
+    printf 'CALL_KEYS\t%s\nCONC_KEYS\t%s\nCONC_CLIENTS\t%s\nINS_KEYS\t%s\n' \
+        "${CALL_KEYS[*]}" "${CONC_KEYS[*]}" "${CONC_CLIENTS[*]}" "${INS_KEYS[*]}"
+    for k in "${CALL_KEYS[@]}"; do printf 'CALL_LABEL.%s\t%s\n' "$k" "${CALL_LABEL[$k]}"; done
+    for k in "${CONC_KEYS[@]}"; do printf 'CONC_LABEL.%s\t%s\n' "$k" "${CONC_LABEL[$k]}"; done
+    for k in "${INS_KEYS[@]}"; do printf 'INS_LABEL.%s\t%s\n' "$k" "${INS_LABEL[$k]}"; done
+} >"$W/meta.tsv"
+report full "$OUT" "$W/meta.tsv"
 step "done in $(($(date +%s) - START_S)) s: ${OUT#$ROOT/}/latest.md"

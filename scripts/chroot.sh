@@ -17,7 +17,11 @@
 #                                          afterwards; to test installing
 #                                          packages on a clean system; the
 #                                          directory $CHROOT_INPUT, if set, is
-#                                          copied to /opt/input in it first
+#                                          copied to /opt/input in it first;
+#                                          with CHROOT_APT_CACHE=1, apt's
+#                                          downloaded packages and lists are
+#                                          kept between throwaway runs (in
+#                                          $MATRIX_CACHE/SUITE-apt)
 #   scripts/chroot.sh path SUITE           print its directory
 #   scripts/chroot.sh pg-major SUITE       print the PostgreSQL major of SUITE
 #
@@ -168,7 +172,7 @@ setup() {
     apt_config "$root" "$suite"
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
     mkdir -p "$root/opt/snowflake-deps"
-    cp "$SRC/scripts/deps.sh" "$root/opt/snowflake-deps/deps.sh"
+    cp "$SRC/scripts/deps.sh" "$SRC/scripts/build-deps.list" "$root/opt/snowflake-deps/"
     (
         mount_all "$root"
         # Server clusters are made by the tests, not by the package.
@@ -223,6 +227,12 @@ throwaway() {
     chmod 755 "$tmp/usr/sbin/policy-rc.d"
     mount_all "$tmp"
     trap 'umount_all; rm -rf --one-file-system "$tmp"' EXIT
+    if [ "${CHROOT_APT_CACHE:-0}" = 1 ]; then
+        local cache=$MATRIX_CACHE/$suite-apt
+        mkdir -p "$cache/archives/partial" "$cache/lists/partial"
+        mount_one "$tmp/var/cache/apt/archives" --bind "$cache/archives"
+        mount_one "$tmp/var/lib/apt/lists" --bind "$cache/lists"
+    fi
     in_chroot "$tmp" "$@" || status=$?
     umount_all
     rm -rf --one-file-system "$tmp"

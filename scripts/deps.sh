@@ -3,11 +3,13 @@
 # benchmark, if any are missing. Run as root on Debian 12 (bookworm), 13
 # (trixie) or unstable (sid). This is the one list of packages: the host
 # (make deps / make test) and the chroots of the version matrix
-# (scripts/chroot.sh) both install from it.
+# (scripts/chroot.sh) both install from it. The build dependencies come from
+# scripts/build-deps.list (the Makefile's check reads the same file).
 #
 # Usage: scripts/deps.sh [--list] [GROUP...]
 #   GROUP: deb (tools for `make deb`), matrix (tools for `make test-matrix`);
-#          the base list is always included.
+#          the base list is always included. `--list build` prints only the
+#          build dependencies (what `make && make install` needs).
 #   --list prints the packages instead of installing them.
 # The PostgreSQL version is $PG_MAJOR, else the one $PG_CONFIG (or pg_config
 # on the PATH) reports, else 15.
@@ -18,16 +20,24 @@ if [ -z "${PG_MAJOR:-}" ]; then
     PG_MAJOR=${PG_MAJOR:-15}
 fi
 
+# build_packages: the Debian packages of scripts/build-deps.list.
+build_packages() {
+    local list
+    list=$(dirname "${BASH_SOURCE[0]}")/build-deps.list
+    [ -r "$list" ] || { echo "deps: $list is missing" >&2; exit 1; }
+    sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "$list" | cut -d'|' -f3 | tr -d ' ' | sed "s/MAJOR/$PG_MAJOR/g"
+}
+mapfile -t BUILD_PACKAGES < <(build_packages)
+[ ${#BUILD_PACKAGES[@]} -gt 0 ] || { echo "deps: no build dependencies read" >&2; exit 1; }
+
 PACKAGES=(
-    make g++ gcc                                    # build
-    "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"  # server, pg_config, PGXS, pgbench
+    "${BUILD_PACKAGES[@]}"                          # build: make, g++, server headers, libraries
+    "postgresql-$PG_MAJOR"                          # server, pgbench
     "postgresql-$PG_MAJOR-pgtap" libtap-parser-sourcehandler-pgtap-perl  # pgTAP and pg_prove
     googletest libgtest-dev libbenchmark-dev        # core unit tests and micro-benchmarks
     faketime libfaketime                            # fault injection: moving a server's clock
-    libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd): HTTP, JSON
     etcd-server etcd-client                         # lease tests, demo-cluster: a real etcd
     patroni python3-etcd python3-psycopg2           # test/patroni.sh: a Patroni cluster on etcd
-    libmicrohttpd-dev                               # the HTTP endpoint; the fake etcd of the client tests
     curl wrk jq iproute2 python3                    # HTTP tests and benchmark (ss: free ports; a server that is not etcd)
     valgrind                                        # instruction counts in benchmarks
     gnuplot-nox                                     # benchmark plots
@@ -44,6 +54,7 @@ list=0
 for arg in "$@"; do
     case $arg in
         --list) list=1 ;;
+        build)  PACKAGES=("${BUILD_PACKAGES[@]}") ;;
         deb)    PACKAGES+=("${DEB_PACKAGES[@]}") ;;
         matrix) PACKAGES+=("${MATRIX_PACKAGES[@]}") ;;
         *) echo "deps: unknown argument '$arg'" >&2; exit 2 ;;

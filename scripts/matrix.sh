@@ -12,8 +12,11 @@
 # run_all.sh runs here too; then `make deb`, and the package is installed
 # into a throwaway copy of a clean chroot of the same release and used
 # (test/deb_install.sh). The host's own package (PostgreSQL 15) is built the
-# same way and tested in a clean bookworm chroot. Nothing is installed into
-# the host's PostgreSQL.
+# same way and tested in a clean bookworm chroot. In a clean trixie chroot,
+# scripts/build-deps-check.sh installs only the build dependencies of
+# scripts/build-deps.list and checks `make`'s message for each missing one,
+# `make && make install` and CREATE EXTENSION. Nothing is installed into the
+# host's PostgreSQL.
 #
 # Choosing what runs (the one place for it):
 #   MATRIX_RELEASES   Debian releases, default "trixie sid"
@@ -28,6 +31,9 @@
 #   MATRIX_SKIP       default "core unit tests (ASan+UBSan)" (no PostgreSQL
 #                     in it: the host runs it)
 #   MATRIX_DEB        1 (default) builds and tests the packages, 0 skips them
+#   MATRIX_BUILD_DEPS 1 (default) runs scripts/build-deps-check.sh in the first
+#                     release of MATRIX_RELEASES (2 to 3 minutes with apt's
+#                     downloads cached), 0 skips it
 #   MATRIX_WERROR     1 makes compiler warnings errors on the other versions
 #                     too (default 0: a newer compiler's new warning is shown,
 #                     and fails the host build only, where -Werror applies)
@@ -44,6 +50,7 @@ MATRIX_TESTS=${MATRIX_TESTS:-core unit tests,pg_regress,pgTAP,fault injection,up
 MATRIX_SKIP=${MATRIX_SKIP:-core unit tests (ASan+UBSan)}
 MATRIX_DEB=${MATRIX_DEB:-1}
 MATRIX_WERROR=${MATRIX_WERROR:-0}
+MATRIX_BUILD_DEPS=${MATRIX_BUILD_DEPS:-1}
 
 # --- inside a chroot: build, install, run the suites, package -------------
 if [ "${1:-}" = --inside ]; then
@@ -186,6 +193,13 @@ for release in $MATRIX_RELEASES; do
         fi
     fi
 done
+
+# The README's install instructions on a clean system of the first release.
+if [ "$MATRIX_BUILD_DEPS" = 1 ]; then
+    release=${MATRIX_RELEASES%% *}
+    step "$release: a clean chroot with only the build dependencies: make names what is missing, builds, installs, CREATE EXTENSION" \
+        scripts/build-deps-check.sh "$release"
+fi
 
 echo
 echo "=== matrix summary ($(( $(date +%s) - START )) s)"

@@ -1,0 +1,146 @@
+#!/bin/bash
+# SQL latency beside an HTTP client at the ceiling (issue 19): the latency of
+# `SELECT snowflake_nextval()`, one statement at a time from one psql session
+# (psql's \timing of each statement)
+#   alone                 no HTTP traffic;
+#   ceiling               while one HTTP client (wrk, one keep-alive
+#                         connection) pulls 10,000-id batches in a loop, with
+#                         snowflake.http_max_ids_per_second at its default;
+#   no ceiling            the same with the ceiling disabled (0),
+# the three phases alternating within each round on one instance (the
+# setting is changed with ALTER SYSTEM and a reload between phases), so that
+# every figure is read as a ratio to the "alone" runs of the same rounds.
+# Also counted per phase: snowflake_stats.overflow_waits and ids_issued
+# over the SQL run, the HTTP requests answered 200 and 429 (wrk runs from
+# half a second before the SQL run until it ends).
+# Latency comes from psql, not from pgbench's log: on this machine pgbench's
+# per-transaction log gave 0 us for more than half of these ~0.05 ms
+# transactions (its average was right), so its percentiles say nothing here.
+#
+# Usage: bench/http_ceiling.sh OUTDIR   (writes OUTDIR/data/http_ceiling.tsv
+#        and OUTDIR/http_ceiling.md; QUICK=1 for a short run). Called by
+#        bench/run.sh. Needs the extension installed, wrk, psql, curl.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$ROOT/test/lib/pg.sh"
+OUT=${1:?usage: bench/http_ceiling.sh OUTDIR}
+if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then
+    CALLS=5000; ROUNDS=1
+else
+    CALLS=20000; ROUNDS=3
+fi
+BATCH=10000                  # ids per HTTP request (the endpoint's largest count)
+PHASES=(alone ceiling no_ceiling)
+command -v wrk >/dev/null || { echo "bench/http_ceiling.sh: wrk not found; run 'make deps' (package wrk)" >&2; exit 1; }
+mkdir -p "$OUT/data"
+W=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-http-ceiling.XXXXXX")
+chmod 755 "$W"
+WRK_PID=""
+trap '[ -z "$WRK_PID" ] || kill "$WRK_PID" 2>/dev/null || true; pg_cleanup_all; [ -n "${KEEP_TMP:-}" ] || rm -rf "$W"' EXIT
+trap 'exit 130' INT TERM
+
+D=$(pg_tmpdir)
+# snowflake.http_max_ids_per_second is not set: its default is the ceiling.
+pg_init "$D" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
+    "autovacuum = off" "log_min_messages = info" "include_if_exists = 'http.conf'"
+PORT=
+for attempt in 1 2 3; do
+    PORT=$(free_tcp_port)
+    printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$PORT" | as_pg tee "$D/data/http.conf" >/dev/null
+    pg_start "$D" || { cat "$D/server.log" >&2; exit 1; }
+    for i in $(seq 1 100); do
+        grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$PORT" "$D/server.log" && break 2
+        sleep 0.05
+    done
+    pg_stop "$D"
+    PORT=
+done
+[ -n "$PORT" ] || { echo "bench/http_ceiling.sh: the HTTP endpoint did not start" >&2; tail "$D/server.log" >&2; exit 1; }
+sql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$D" -p "$PG_PORT" -U postgres -d postgres "$@"; }
+val() { sql -A -t -c "$1"; }
+sql -c "CREATE EXTENSION snowflake"
+CEILING=$(val "SELECT boot_val FROM pg_settings WHERE name = 'snowflake.http_max_ids_per_second'")
+# The first id after start waits for a reservation: not part of any run.
+curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/ids/batch?count=1"
+val "SELECT snowflake_nextval()" >/dev/null
+
+# set_ceiling default|0: the setting for the next phase; the HTTP worker
+# reads it at the reload (its wait wakes on the signal).
+set_ceiling() {
+    if [ "$1" = default ]; then
+        val "ALTER SYSTEM RESET snowflake.http_max_ids_per_second" >/dev/null
+    else
+        val "ALTER SYSTEM SET snowflake.http_max_ids_per_second = $1" >/dev/null
+    fi
+    val "SELECT pg_reload_conf()" >/dev/null
+    sleep 1
+}
+
+# wrk's Lua script: requests, non-2xx answers, socket errors.
+cat >"$W/report.lua" <<'LUA'
+done = function(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format("@wrk %d %d %d %d\n", summary.requests, summary.duration,
+        e.status, e.connect + e.read + e.write + e.timeout))
+end
+LUA
+{
+    echo '\timing on'
+    echo '\o /dev/null'
+    for _ in $(seq 1 "$CALLS"); do echo 'SELECT snowflake_nextval();'; done
+} >"$W/calls.sql"
+chmod 644 "$W/report.lua"
+
+stats() { val "SELECT overflow_waits || ' ' || ids_issued FROM snowflake_stats"; }
+
+# http_ceiling.tsv: round phase setting statements p50_ms p99_ms mean_ms
+#   overflow_waits ids_issued seconds http_requests http_seconds http_non_2xx
+#   http_socket_errors (the HTTP figures over wrk's run, which spans the SQL run)
+printf 'round\tphase\tsetting\tstatements\tp50_ms\tp99_ms\tmean_ms\toverflow_waits\tids_issued\tseconds\thttp_requests\thttp_seconds\thttp_non_2xx\thttp_socket_errors\n' >"$W/ceiling.tsv"
+for r in $(seq 1 "$ROUNDS"); do
+    for phase in "${PHASES[@]}"; do
+        case $phase in
+            alone|ceiling) setting=default ;;
+            no_ceiling)    setting=0 ;;
+        esac
+        set_ceiling "$setting"
+        shown=$(val "SHOW snowflake.http_max_ids_per_second")
+        echo "[http_ceiling] round $r/$ROUNDS, $phase (http_max_ids_per_second = $shown), $CALLS statements" >&2
+        WRK_PID=""
+        if [ "$phase" != alone ]; then
+            # Until it is interrupted after the SQL run (wrk reports on SIGINT).
+            wrk -t1 -c1 -d600s -s "$W/report.lua" \
+                "http://127.0.0.1:$PORT/v1/ids/batch?count=$BATCH" >"$W/wrk_${r}_$phase.out" 2>&1 &
+            WRK_PID=$!
+            sleep 0.5               # the client is pulling before the SQL run starts
+        fi
+        read -r ow0 ids0 <<<"$(stats)"
+        t0=$(date +%s.%N)
+        sql -f "$W/calls.sql" >"$W/sql_${r}_$phase.out"
+        t1=$(date +%s.%N)
+        read -r ow1 ids1 <<<"$(stats)"
+        req=- hsec=- non2xx=- sockerr=-
+        if [ -n "$WRK_PID" ]; then
+            kill -INT "$WRK_PID"
+            wait "$WRK_PID" || true
+            WRK_PID=""
+            read -r _ req hsec non2xx sockerr <<<"$(grep '^@wrk' "$W/wrk_${r}_$phase.out" || echo "@wrk - - - -")"
+            [ "$hsec" = - ] || hsec=$(awk -v us="$hsec" 'BEGIN { printf "%.3f", us / 1e6 }')
+        fi
+        # psql's "Time: 0.123 ms" per statement.
+        awk '/^Time:/ { print $2 }' "$W/sql_${r}_$phase.out" | sort -n | awk -v r="$r" -v ph="$phase" -v s="$shown" \
+            -v ow=$((ow1 - ow0)) -v ids=$((ids1 - ids0)) -v t0="$t0" -v t1="$t1" \
+            -v req="$req" -v hs="$hsec" -v n2="$non2xx" -v se="$sockerr" '
+            { v[NR] = $1; sum += $1 }
+            END {
+                i50 = int(0.50 * NR + 0.999999); i99 = int(0.99 * NR + 0.999999)
+                printf "%d\t%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.3f\t%s\t%s\t%s\t%s\n", r, ph, s, NR,
+                    v[i50], v[i99], sum / NR, ow, ids, t1 - t0, req, hs, n2, se }' >>"$W/ceiling.tsv"
+    done
+done
+cp "$W/ceiling.tsv" "$OUT/data/http_ceiling.tsv"
+printf 'ceiling\t%s\nbatch\t%s\ncalls\t%s\nrounds\t%s\nload_end\t%s\n' "$CEILING" "$BATCH" "$CALLS" "$ROUNDS" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)" >"$OUT/data/http_ceiling_meta.tsv"
+/usr/bin/python3 "$ROOT/bench/lib/report.py" http-ceiling "$OUT" >"$OUT/http_ceiling.md"
+cat "$OUT/http_ceiling.md"
