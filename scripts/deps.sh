@@ -26,6 +26,8 @@ PACKAGES=(
     faketime libfaketime                            # fault injection: moving a server's clock
     libcurl4-openssl-dev nlohmann-json3-dev         # etcd gateway client (src/etcd): HTTP, JSON
     etcd-server etcd-client                         # lease tests, demo-cluster: a real etcd
+    libzookeeper-st-dev                             # ZooKeeper client (src/zk): the single-threaded C client
+    zookeeper                                       # lease tests on ZooKeeper: real servers (3.8, Java)
     patroni python3-etcd python3-psycopg2           # test/patroni.sh: a Patroni cluster on etcd
     libmicrohttpd-dev                               # the HTTP endpoint; the fake etcd of the client tests
     curl wrk jq iproute2 python3                    # HTTP tests and benchmark (ss: free ports; a server that is not etcd)
