@@ -42,8 +42,9 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp src/pg/stats.cpp \
             src/pg/nextval.cpp src/pg/worker.cpp src/pg/mark.cpp src/pg/decode.cpp src/pg/uuid.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
-ETCD_SRCS = src/etcd/client.cpp src/etcd/lease_driver.cpp
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o)
+ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
+COORD_SRCS = src/coord/lease_driver.cpp
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o)
 
 # The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
 INSPECT_SRCS  = src/inspect/inspect.cpp
@@ -101,7 +102,7 @@ uninstall-inspect-extras:
 	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp src/coord/*.hpp)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 # /metrics names the library's version (snowflake_build_info).
@@ -153,11 +154,15 @@ $(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
 
-$(BUILD)/etcd_lease_driver.o: src/etcd/lease_driver.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
+$(BUILD)/etcd_coordinator.o: src/etcd/coordinator.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
 	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/lease_driver.cpp
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/coordinator.cpp
 
-ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_lease_driver.o
+$(BUILD)/coord_lease_driver.o: src/coord/lease_driver.cpp $(wildcard src/coord/*.hpp src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/coord/lease_driver.cpp
+
+ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_coordinator.o $(BUILD)/coord_lease_driver.o
 
 $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_OBJS) \
                             $(CORE_SRCS) $(wildcard src/core/*.hpp)
@@ -169,13 +174,16 @@ $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD
 # ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
 # it takes minutes to build, so make test leaves it out.
 SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) \
-                                      $(wildcard src/etcd/*.hpp) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) $(COORD_SRCS) \
+                                      $(wildcard src/etcd/*.hpp src/coord/*.hpp) $(CORE_SRCS) \
+                                      $(wildcard src/core/*.hpp)
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_client_sanitized.o src/etcd/client.cpp
-	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_lease_driver_sanitized.o src/etcd/lease_driver.cpp
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_coordinator_sanitized.o src/etcd/coordinator.cpp
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/coord_lease_driver_sanitized.o src/coord/lease_driver.cpp
 	$(CXX) $(CORE_CXXFLAGS) $(SANITIZE) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client_sanitized.o \
-	    $(BUILD)/etcd_lease_driver_sanitized.o $(CORE_SRCS) $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+	    $(BUILD)/etcd_coordinator_sanitized.o $(BUILD)/coord_lease_driver_sanitized.o $(CORE_SRCS) \
+	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

@@ -24,7 +24,7 @@ if ! command -v "$CXX" >/dev/null 2>&1; then
 else
     has_header curl/curl.h || need "curl/curl.h (libcurl: the etcd client)" libcurl4-openssl-dev libcurl-devel
     has_header nlohmann/json.hpp || need "nlohmann/json.hpp (nlohmann-json: etcd's JSON)" nlohmann-json3-dev json-devel
-    has_header zookeeper/zookeeper.h || need "zookeeper/zookeeper.h (ZooKeeper's C client, single-threaded)" libzookeeper-st-dev zookeeper-native
+    has_header zookeeper/zookeeper.h || need "zookeeper/zookeeper.h (ZooKeeper's C client, single-threaded)" libzookeeper-st-dev zookeeper-devel
     has_header microhttpd.h || need "microhttpd.h (libmicrohttpd: the HTTP endpoint)" libmicrohttpd-dev libmicrohttpd-devel
 fi
 server=$("$PG_CONFIG" --includedir-server 2>/dev/null)

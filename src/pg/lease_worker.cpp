@@ -3,7 +3,7 @@
 // Registered only when snowflake.etcd_endpoints is set. It is the only
 // process that talks to etcd (postmaster and backends never do). The loop
 // itself (grant, claim, keepalive, the etcd mark's renewal, hand-over,
-// shutdown) is the lease driver, src/etcd/lease_driver.hpp, which has no
+// shutdown) is the lease driver, src/coord/lease_driver.hpp, which has no
 // PostgreSQL in it; this file is its host and the process around it:
 // - PgLeaseHost answers the driver from shared memory: it publishes the
 //   lease (LeaseShared; backends check it before every id, and a state that
@@ -22,12 +22,14 @@
 // callback of the host raises one.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <curl/curl.h>
 #include <unistd.h>
 
-#include "../etcd/lease_driver.hpp"
+#include "../coord/lease_driver.hpp"
+#include "../etcd/coordinator.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -44,6 +46,7 @@ PGDLLEXPORT void snowflake_lease_worker_main(Datum arg);
 
 namespace core = snowflake::core;
 namespace etcd = snowflake::etcd;
+namespace coord = snowflake::coord;
 
 namespace snowflake::pg {
 namespace {
@@ -124,9 +127,9 @@ void record_mark_attempt(const char* error) {
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
-// The host of the lease driver (src/etcd/lease_driver.hpp): shared memory,
+// The host of the lease driver (src/coord/lease_driver.hpp): shared memory,
 // the clocks, the log. None of these raises an error (LOG only).
-class PgLeaseHost final : public etcd::LeaseHost {
+class PgLeaseHost final : public coord::LeaseHost {
 public:
     int64_t boot_ns() noexcept override { return boottime_ns(); }
     int64_t id_ms() noexcept override { return now_ms(epoch_unix_us()); }
@@ -184,7 +187,8 @@ void run() {
     me.data_directory = DataDir;
 
     PgLeaseHost pg_host;
-    etcd::LeaseDriver driver(pg_host, cfg, std::move(options), lease_prefix, core::encode_node_identity(me));
+    coord::LeaseDriver driver(pg_host, cfg, std::make_unique<etcd::EtcdCoordinator>(std::move(options), lease_prefix),
+                              core::encode_node_identity(me));
     while (!ShutdownRequestPending) {
         const int64_t sleep_ms = driver.turn();
         if (ShutdownRequestPending) break;
