@@ -44,7 +44,8 @@ PG_SRCS   = src/pg/module.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp s
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
 ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
 COORD_SRCS = src/coord/lease_driver.cpp
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o)
+ZK_SRCS = src/zk/coordinator.cpp
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
 
 # The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
 INSPECT_SRCS  = src/inspect/inspect.cpp
@@ -59,7 +60,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 WERROR     ?=
 PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra $(WERROR)
-SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd
+SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 
 # make installcheck: the preloaded pg_regress suites on a temporary instance
 # (test/regress.sh runs the same three runs for make test). Two more runs,
@@ -102,7 +103,7 @@ uninstall-inspect-extras:
 	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp src/coord/*.hpp)
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp src/coord/*.hpp src/zk/*.hpp)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 # /metrics names the library's version (snowflake_build_info).

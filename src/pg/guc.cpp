@@ -15,6 +15,7 @@
 
 #include "../core/epoch.hpp"
 #include "../core/http_api.hpp"
+#include "../zk/hosts.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -27,6 +28,7 @@ int worker_id = -1;
 int clock_tolerance_ms = 5;
 int max_clock_error_ms = 0;
 char* etcd_endpoints = nullptr;
+char* zookeeper_hosts = nullptr;
 int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
 char* lease_prefix = nullptr;
 bool preloaded = false;
@@ -36,11 +38,27 @@ char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 
-bool leasing_configured() {
-    if (etcd_endpoints == nullptr) return false;
-    for (const char* p = etcd_endpoints; *p != '\0'; p++)
+namespace {
+bool setting_given(const char* value) {
+    if (value == nullptr) return false;
+    for (const char* p = value; *p != '\0'; p++)
         if (*p != ' ') return true;
     return false;
+}
+}  // namespace
+
+bool etcd_configured() { return setting_given(etcd_endpoints); }
+bool zookeeper_configured() { return setting_given(zookeeper_hosts); }
+bool leasing_configured() { return etcd_configured() || zookeeper_configured(); }
+
+const char* coordinator_display() { return zookeeper_configured() ? "ZooKeeper" : "etcd"; }
+const char* coordinator_setting() {
+    return zookeeper_configured() ? "snowflake.zookeeper_hosts" : "snowflake.etcd_endpoints";
+}
+const char* coordinator_hosts() { return zookeeper_configured() ? zookeeper_hosts : etcd_endpoints; }
+
+const char* coordinator_name() {
+    return zookeeper_configured() ? "zookeeper" : etcd_configured() ? "etcd" : "none";
 }
 
 namespace {
@@ -100,6 +118,20 @@ bool check_endpoints_hook(char** newval, void**, GucSource) {
     GUC_check_errdetail("%s", why);
     GUC_check_errhint("List etcd client URLs as http://host:port, separated by commas, or leave it "
                       "empty to use snowflake.worker_id as it is.");
+    return false;
+}
+
+bool check_zookeeper_hosts_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr) return true;
+    char why[256] = "";
+    {
+        std::string reason;
+        if (!snowflake::zk::check_hosts(*newval, &reason)) snprintf(why, sizeof(why), "%s", reason.c_str());
+    }
+    if (why[0] == '\0') return true;
+    GUC_check_errdetail("%s", why);
+    GUC_check_errhint("List ZooKeeper servers as host:port, separated by commas, optionally followed by a "
+                      "chroot path (/path), or leave it empty.");
     return false;
 }
 
@@ -164,12 +196,24 @@ struct GivenValue {
 
 }  // namespace
 
+// One coordinator: both settings given is a FATAL naming both.
+void check_one_coordinator() {
+    if (!etcd_configured() || !zookeeper_configured()) return;
+    ereport(FATAL,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("snowflake.etcd_endpoints and snowflake.zookeeper_hosts are both set"),
+             errdetail("Worker ids are leased from one coordinator: etcd or ZooKeeper."),
+             errhint("Clear one of snowflake.etcd_endpoints and snowflake.zookeeper_hosts in the "
+                     "server configuration.")));
+}
+
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
                           {"snowflake.epoch", nullptr},
                           {"snowflake.clock_tolerance_ms", nullptr},
                           {"snowflake.max_clock_error_ms", nullptr},
                           {"snowflake.etcd_endpoints", nullptr},
+                          {"snowflake.zookeeper_hosts", nullptr},
                           {"snowflake.lease_ttl", nullptr},
                           {"snowflake.lease_prefix", nullptr},
                           {"snowflake.http_listen", nullptr},
@@ -213,15 +257,22 @@ void define_settings() {
                                "leasing, snowflake.worker_id is used as it is.",
                                &etcd_endpoints, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_endpoints_hook, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.zookeeper_hosts",
+                               "ZooKeeper servers to lease the worker id from.",
+                               "A connect string, host:port[,host:port...][/chroot]; empty (the "
+                               "default): not used. Set it or snowflake.etcd_endpoints, not both.",
+                               &zookeeper_hosts, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+                               check_zookeeper_hosts_hook, nullptr, nullptr);
     DefineCustomIntVariable("snowflake.lease_ttl",
-                            "Time to live of the worker id lease in etcd.",
+                            "Time to live of the worker id lease in etcd (the session timeout asked of ZooKeeper).",
                             "The node stops issuing ids before the lease can have expired: "
-                            "keepalives every third of it.",
+                            "keepalives every third of it. ZooKeeper may grant another session "
+                            "timeout (snowflake_stats shows it); the node uses the shorter.",
                             &lease_ttl_s, snowflake::core::kDefaultLeaseTtlS,
                             snowflake::core::kMinLeaseTtlS, snowflake::core::kMaxLeaseTtlS,
                             PGC_POSTMASTER, GUC_UNIT_S | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
     DefineCustomStringVariable("snowflake.lease_prefix",
-                               "etcd key prefix of the worker id leases.",
+                               "etcd key prefix (ZooKeeper znode path) of the worker id leases.",
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);

@@ -1,7 +1,9 @@
-// The lease worker: leases this node's worker id from etcd and keeps it.
+// The lease worker: leases this node's worker id from etcd or ZooKeeper and
+// keeps it.
 //
-// Registered only when snowflake.etcd_endpoints is set. It is the only
-// process that talks to etcd (postmaster and backends never do). The loop
+// Registered only when snowflake.etcd_endpoints or snowflake.zookeeper_hosts
+// is set. It is the only process that talks to the coordinator (postmaster
+// and backends never do). The loop
 // itself (grant, claim, keepalive, the etcd mark's renewal, hand-over,
 // shutdown) is the lease driver, src/coord/lease_driver.hpp, which has no
 // PostgreSQL in it; this file is its host and the process around it:
@@ -30,6 +32,7 @@
 
 #include "../coord/lease_driver.hpp"
 #include "../etcd/coordinator.hpp"
+#include "../zk/coordinator.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -47,6 +50,7 @@ PGDLLEXPORT void snowflake_lease_worker_main(Datum arg);
 namespace core = snowflake::core;
 namespace etcd = snowflake::etcd;
 namespace coord = snowflake::coord;
+namespace zk = snowflake::zk;
 
 namespace snowflake::pg {
 namespace {
@@ -166,16 +170,41 @@ public:
     }
 };
 
+// The coordinator the settings name (the GUCs checked both values, and
+// that only one is set). *zookeeper: the ZooKeeper one, whose socket the
+// worker sleeps on; null for etcd.
+std::unique_ptr<core::Coordinator> make_coordinator(zk::ZkCoordinator** zookeeper) {
+    if (zookeeper_configured()) {
+        zk::Options o;
+        o.hosts = zookeeper_hosts;
+        o.prefix = lease_prefix;
+        auto c = std::make_unique<zk::ZkCoordinator>(std::move(o));
+        *zookeeper = c.get();
+        return c;
+    }
+    etcd::Options options;
+    std::string reason;
+    (void)core::parse_endpoints(etcd_endpoints, &options.endpoints, &reason);  // checked by the GUC
+    return std::make_unique<etcd::EtcdCoordinator>(std::move(options), lease_prefix);
+}
+
+// Sleeps until the next turn, a backend's wake-up, or (ZooKeeper) the
+// client's socket is ready: its answers and pings are handled at once by
+// the next turn (zookeeper_process() in the driver's poll()).
+void wait_between_turns(zk::ZkCoordinator* zookeeper, int64_t sleep_ms) {
+    bool want_write = false;
+    const int fd = zookeeper != nullptr ? zookeeper->socket(&want_write) : -1;
+    int events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+    if (fd >= 0) events |= want_write ? WL_SOCKET_WRITEABLE : WL_SOCKET_READABLE;
+    (void)WaitLatchOrSocket(MyLatch, events, fd, static_cast<long>(sleep_ms), PG_WAIT_EXTENSION);
+}
+
 // Everything with a destructor lives here, where nothing raises an error.
 void run() {
     core::LeaseConfig cfg;
     cfg.ttl_ms = static_cast<int64_t>(lease_ttl_s) * 1000;
     cfg.static_worker = worker_id;
     cfg.leasing = true;
-
-    etcd::Options options;
-    std::string reason;
-    (void)core::parse_endpoints(etcd_endpoints, &options.endpoints, &reason);  // checked by the GUC
 
     core::NodeIdentity me;
     char host[256] = "";
@@ -187,13 +216,12 @@ void run() {
     me.data_directory = DataDir;
 
     PgLeaseHost pg_host;
-    coord::LeaseDriver driver(pg_host, cfg, std::make_unique<etcd::EtcdCoordinator>(std::move(options), lease_prefix),
-                              core::encode_node_identity(me));
+    zk::ZkCoordinator* zookeeper = nullptr;
+    coord::LeaseDriver driver(pg_host, cfg, make_coordinator(&zookeeper), core::encode_node_identity(me));
     while (!ShutdownRequestPending) {
         const int64_t sleep_ms = driver.turn();
         if (ShutdownRequestPending) break;
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>(sleep_ms),
-                        PG_WAIT_EXTENSION);
+        wait_between_turns(zookeeper, sleep_ms);
         ResetLatch(MyLatch);
         // Every setting this worker reads needs a restart, so a reload has
         // nothing for it; and ProcessConfigFile() could raise an error here,

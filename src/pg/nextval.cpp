@@ -126,12 +126,14 @@ void refuse_no_lease() {
             (errcode(ERRCODE_SF_NO_LEASE),
              errmsg("no worker id lease is held"),
              error[0] != '\0'
-                 ? errdetail("The lease worker %s from etcd at %s; last error: %s.", doing,
-                             etcd_endpoints, error)
-                 : errdetail("The lease worker %s from etcd at %s.", doing, etcd_endpoints),
-             errhint("Check that etcd is reachable at snowflake.etcd_endpoints and that no other "
+                 ? errdetail("The lease worker %s from %s at %s; last error: %s.", doing,
+                             coordinator_display(), coordinator_hosts(), error)
+                 : errdetail("The lease worker %s from %s at %s.", doing, coordinator_display(),
+                             coordinator_hosts()),
+             errhint("Check that %s is reachable at %s and that no other "
                      "node holds the worker id; ids resume as soon as a lease is held. "
-                     "snowflake_stats shows the lease.")));
+                     "snowflake_stats shows the lease.",
+                     coordinator_display(), coordinator_setting())));
 }
 
 // snowflake.max_clock_error_ms: refuses ids (SF004) while the kernel reports
@@ -247,11 +249,12 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
         count_refusal(core::Refusal::EtcdReservation);
         ereport(ERROR,
                 (errcode(ERRCODE_SF_NO_LEASE),
-                 errmsg("could not extend the worker id's reservation in etcd"),
+                 errmsg("could not extend the worker id's reservation in %s", coordinator_display()),
                  errdetail("%s.", etcd_error),
-                 errhint("Check that etcd is reachable at snowflake.etcd_endpoints; no id is "
-                         "issued beyond the reservation in etcd, so that a later holder of the "
-                         "worker id never issues it again.")));
+                 errhint("Check that %s is reachable at %s; no id is "
+                         "issued beyond the reservation in %s, so that a later holder of the "
+                         "worker id never issues it again.",
+                         coordinator_display(), coordinator_setting(), coordinator_display())));
     }
     if (latch == nullptr && monotonic_us() - w->since_us > kNoWorkerGraceUs) {
         ConditionVariableCancelSleep();

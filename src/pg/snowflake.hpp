@@ -66,8 +66,17 @@ extern char* etcd_endpoints;     // "" (or NULL): no leasing
 extern int lease_ttl_s;
 extern char* lease_prefix;
 extern bool preloaded;           // loaded through shared_preload_libraries
-// Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
+extern char* zookeeper_hosts;    // "" (or NULL): not used
+// Worker ids are leased from etcd (snowflake.etcd_endpoints is set) or from
+// ZooKeeper (snowflake.zookeeper_hosts is set; both set is a FATAL at start).
 bool leasing_configured();
+bool etcd_configured();
+bool zookeeper_configured();
+const char* coordinator_name();  // "etcd", "zookeeper" or "none"
+// For messages: "etcd" or "ZooKeeper", the setting that names it, its value.
+const char* coordinator_display();
+const char* coordinator_setting();
+const char* coordinator_hosts();
 extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
 extern char* http_token;         // Bearer token(s) the HTTP endpoint requires, "" for none
 extern char* http_token_file;    // a file with the token(s), "" for none
@@ -75,6 +84,8 @@ extern bool http_allow_unauthenticated;  // no token beyond loopback is allowed
 extern int http_max_ids_per_second;      // 0: no ceiling
 constexpr int kDefaultHttpMaxIdsPerSecond = 2048000;  // half of 4,096 ids a millisecond
 void define_settings();
+// FATAL if both snowflake.etcd_endpoints and snowflake.zookeeper_hosts are set.
+void check_one_coordinator();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
 void warn_if_clock_outside_epoch();
