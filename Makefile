@@ -34,7 +34,7 @@
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
-DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
+DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake--1.0--1.1.sql snowflake--1.1--1.2.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/clock_health.cpp src/core/http_api.cpp \

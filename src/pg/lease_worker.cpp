@@ -73,6 +73,7 @@ void publish(const core::Lease& l) {
     LeaseShared& s = shared->lease;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     s.lease_id = l.lease_id;
+    s.granted_ttl_ms = l.lease_id != 0 ? l.granted_ttl_ms : 0;
     s.renewals = l.renewals;
     s.failures = l.failures;
     snprintf(s.last_error, sizeof(s.last_error), "%s", l.last_error);
@@ -242,6 +243,7 @@ void init_lease(SharedState* s) {
     pg_atomic_init_u64(&l.deadline_ns, 0);
     pg_atomic_init_u64(&l.etcd_reserved_ms_plus1, 0);
     l.lease_id = 0;
+    l.granted_ttl_ms = 0;
     l.renewals = 0;
     l.failures = 0;
     l.last_error[0] = '\0';

@@ -150,7 +150,7 @@ struct WriteReport {
 // hand-over floor before it publishes state Held; backends read the state
 // first (see may_issue_now() in nextval.cpp).
 struct LeaseShared {
-    bool leasing;                    // set at start: snowflake.etcd_endpoints is not empty
+    bool leasing;                    // set at start: snowflake.etcd_endpoints or zookeeper_hosts is set
     pg_atomic_uint32 state;          // core::LeaseState
     pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
     pg_atomic_uint64 deadline_ns;    // CLOCK_BOOTTIME: ids may be issued while now < deadline
@@ -159,6 +159,7 @@ struct LeaseShared {
     pg_atomic_uint64 etcd_reserved_ms_plus1;
     // lock:
     int64_t lease_id;                // 0: none
+    int64_t granted_ttl_ms;          // TTL (ZooKeeper: session timeout) granted; 0: none
     uint64_t renewals;
     uint64_t failures;
     char last_error[kErrorTextSize];
@@ -304,6 +305,8 @@ void init_stats(SharedState* s, int slots);
 // require_shared() (or that shared memory exists).
 using StatsSnapshot = snowflake::core::StatsSnapshot;
 StatsSnapshot take_stats_snapshot();
+// snowflake_stats' 1.2 columns (coordinator, lease_session, lease_granted_ttl_ms) at values[*i].
+void coordinator_columns(Datum* values, bool* nulls, int* i);
 
 // Reads CLOCK_REALTIME: microseconds since 1970; or milliseconds since 1970
 // and the nanoseconds within that millisecond. CLOCK_MONOTONIC in

@@ -141,3 +141,23 @@ zk_follower() {
     done
     return 1
 }
+
+# zk_cli ARGS...: ZooKeeper's own command-line client (Java) against the
+# servers, one command; prints what the command prints (the connection
+# chatter before it is dropped) and returns its status.
+zk_cli() {
+    local out rc i live=
+    # Only servers that run: the client runs its command as soon as it
+    # starts connecting, and one to a killed server would fail it.
+    for i in "${!ZK_PORTS[@]}"; do
+        kill -0 "${ZK_PIDS[$i]}" 2>/dev/null && live+="${live:+,}127.0.0.1:${ZK_PORTS[$i]}"
+    done
+    out=$("$ZK_JAVA" -Xmx64m -cp "$ZK_CLASSPATH" -Dzookeeper.log.dir="${ZK_DIR:-/tmp}" \
+        -Dlog4j.configuration=file:/dev/null org.apache.zookeeper.ZooKeeperMain -server "${live:-$ZK_HOSTS}" "$@" 2>/dev/null)
+    rc=$?
+    sed '1,/^WatchedEvent state:SyncConnected/d' <<<"$out"
+    return $rc
+}
+# zk_get PATH: the znode's data. zk_exists PATH: true if it exists.
+zk_get() { zk_cli get "$1"; }
+zk_exists() { zk_cli stat "$1" >/dev/null; }
