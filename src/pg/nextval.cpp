@@ -281,7 +281,8 @@ void report_clock(const core::Next& r, int64_t now_ms) {
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
                  r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.",
                                       shared->floor_source == kFloorHandover
-                                          ? "The mark in etcd of the worker id's previous holder"
+                                          ? (zookeeper_configured() ? "The mark in ZooKeeper of the worker id's previous holder"
+                                                                    : "The mark in etcd of the worker id's previous holder")
                                       : shared->floor_source == kFloorAdvanced
                                           ? "The high-water mark raised by snowflake_advance_floor()"
                                       : shared->floor_source == kFloorReplayed
@@ -487,8 +488,8 @@ bool generator_ready(char* code, char* reason, size_t len) {
             // Likewise the worker id's reservation in etcd.
             if (shared->lease.leasing && etcd_error[0] != '\0') {
                 snprintf(code, 6, "%s", "SF003");
-                snprintf(reason, len, "could not extend the worker id's reservation in etcd: %s",
-                         etcd_error);
+                snprintf(reason, len, "could not extend the worker id's reservation in %s: %s",
+                         coordinator_display(), etcd_error);
                 return false;
             }
             return true;

@@ -1,6 +1,7 @@
 #include "coordinator.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <chrono>
@@ -319,8 +320,21 @@ core::CoordStatus ZkCoordinator::release(int64_t lease_id) noexcept {
         }
         if (s.code == core::CoordCode::SessionGone) s = core::CoordStatus{};
     }
+    // The close request waits for the ensemble's answer; when the delete got
+    // none (unreachable, or the shutdown budget spent) the connection is cut
+    // first, so that the close fails at once: the session then ends when it
+    // times out on the servers, as after a crash.
+    if (!s.ok() || expired_) cut_connection();
     close_session();
     return s;
+}
+
+void ZkCoordinator::cut_connection() noexcept {
+    if (zh_ == nullptr) return;
+    int fd = -1, interest = 0;
+    struct timeval tv {};
+    (void)zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (fd >= 0) (void)::shutdown(fd, SHUT_RDWR);
 }
 
 core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker) noexcept {

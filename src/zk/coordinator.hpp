@@ -91,6 +91,8 @@ private:
     core::CoordStatus status_of(int rc, const char* what) const noexcept;
     core::CoordStatus ensure_path(const std::string& path) noexcept;
     void close_session() noexcept;
+    // Shuts the client's socket down, so that a close request fails at once.
+    void cut_connection() noexcept;
     std::string worker_path(int32_t worker) const;
     std::string mark_path(int32_t worker) const;
 
