@@ -36,6 +36,9 @@
 #      the etcd mark's writes fail, are retried with backoff and counted in
 #      lease_failures; /healthz says 503 SF003 when ids stop; both recover
 #      once the alarm is disarmed
+#  12  the worker key deleted by hand (run after 7, on the first cluster):
+#      the node's next mark write fails its guard, it drops the id (ids
+#      fenced) and leases one again under a new lease; ids keep increasing
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 # Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
@@ -99,6 +102,7 @@ coord_conf() {
 # The coordinator's keys: exist, value (a znode's data with ZooKeeper).
 key_exists() { if is_zk; then zk_exists "$1"; else [ -n "$(etcd_ctl get --keys-only "$1" 2>/dev/null)" ]; fi; }
 key_value() { if is_zk; then zk_get "$1"; else etcd_ctl get --print-value-only "$1"; fi; }
+key_delete() { if is_zk; then zk_cli delete "$1" >/dev/null; else etcd_ctl del "$1" >/dev/null; fi; }
 # A server/member that is not the leader (killing it must not interrupt clients).
 coord_follower() { if is_zk; then zk_follower; else etcd_follower; fi; }
 
@@ -383,6 +387,30 @@ else
     check "7: both coordinators set: no start, FATAL names both settings" \
         grep -q 'FATAL:  snowflake.etcd_endpoints and snowflake.zookeeper_hosts are both set' "$B/server.log"
 fi
+
+# ---------------------------------------------------------------------------
+# (Case 12 runs here, while the first cluster and node n1 are up: case 11
+# replaces etcd.)
+echo "# 12: the worker key deleted by hand: the node drops the id and leases again"
+W12=$(stat_of "$N1" worker_id)
+S12=$(stat_of "$N1" lease_session)
+: >"$WORK/load12"
+load "$N1" "$WORK/load12"; L=$LOAD_PID
+sleep 1
+key_delete "/snowflake/workers/$W12"
+new_lease() { held "$N1" && [ "$(stat_of "$N1" lease_session)" != "$S12" ]; }
+if wait_for "a new lease" 20 new_lease; then
+    ok "12: the node holds a worker id again, under a new lease ($(stat_of "$N1" lease_session), worker id $(stat_of "$N1" worker_id))"
+else
+    not_ok "12: the node holds a worker id again, under a new lease" \
+        "$(stat_of "$N1" "lease_state || ' ' || coalesce(lease_session, '') || ' ' || coalesce(lease_last_error, '')")"
+fi
+check "12: ... and its worker key exists again" key_exists "/snowflake/workers/$(stat_of "$N1" worker_id)"
+sleep 1
+stop_load "$L"
+cmp_num "12: ids were issued" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load12" | wc -l)" -gt 0
+is "12: no duplicate id, ids increase" \
+    "$(awk '$2 ~ /^[0-9]+$/ { print $2 }' "$WORK/load12" | sort -c -n -u 2>&1 | wc -l)" 0
 
 # stalled_call DIR APP: a session on DIR that waits 1.5 s, then asks for one
 # id (output in $WORK/APP.out, errors in $WORK/APP.err); sets CALL_PID (psql)
