@@ -196,7 +196,7 @@ void wait_between_turns(zk::ZkCoordinator* zookeeper, int64_t sleep_ms) {
     bool want_write = false;
     const int fd = zookeeper != nullptr ? zookeeper->socket(&want_write) : -1;
     int events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
-    if (fd >= 0) events |= want_write ? WL_SOCKET_WRITEABLE : WL_SOCKET_READABLE;
+    if (fd >= 0) events |= WL_SOCKET_READABLE | (want_write ? WL_SOCKET_WRITEABLE : 0);
     (void)WaitLatchOrSocket(MyLatch, events, fd, static_cast<long>(sleep_ms), PG_WAIT_EXTENSION);
 }
 

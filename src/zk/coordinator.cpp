@@ -91,9 +91,9 @@ void on_children(int rc, const struct String_vector* names, const void* data) {
         for (int32_t i = 0; i < names->count; i++) p->children.emplace_back(names->data[i]);
 }
 
-bool session_rc(int rc) noexcept {
-    return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZSESSIONMOVED;
-}
+// The session is over (expired, or the handle unusable). ZSESSIONMOVED is
+// not: the session lives on another server; the call is retried.
+bool session_rc(int rc) noexcept { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE; }
 
 }  // namespace
 
