@@ -34,7 +34,7 @@
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
-DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.0--1.1.sql
+DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake--1.0--1.1.sql snowflake--1.1--1.2.sql
 
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/clock_health.cpp src/core/http_api.cpp \
@@ -44,8 +44,10 @@ PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clo
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
             src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
-ETCD_SRCS = src/etcd/client.cpp src/etcd/lease_driver.cpp
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o)
+ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
+COORD_SRCS = src/coord/lease_driver.cpp
+ZK_SRCS = src/zk/coordinator.cpp
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
 
 # The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
 INSPECT_SRCS  = src/inspect/inspect.cpp
@@ -60,7 +62,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 WERROR     ?=
 PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra $(WERROR)
-SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd
+SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 
 # make installcheck: the preloaded pg_regress suites on a temporary instance
 # (test/regress.sh runs the same three runs for make test). Two more runs,
@@ -103,7 +105,7 @@ uninstall-inspect-extras:
 	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp)
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp src/coord/*.hpp src/zk/*.hpp)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 # /metrics names the library's version (snowflake_build_info).
@@ -155,11 +157,15 @@ $(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
 
-$(BUILD)/etcd_lease_driver.o: src/etcd/lease_driver.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
+$(BUILD)/etcd_coordinator.o: src/etcd/coordinator.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
 	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/lease_driver.cpp
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/coordinator.cpp
 
-ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_lease_driver.o
+$(BUILD)/coord_lease_driver.o: src/coord/lease_driver.cpp $(wildcard src/coord/*.hpp src/core/*.hpp)
+	@mkdir -p $(BUILD)
+	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/coord/lease_driver.cpp
+
+ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_coordinator.o $(BUILD)/coord_lease_driver.o
 
 $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_OBJS) \
                             $(CORE_SRCS) $(wildcard src/core/*.hpp)
@@ -171,13 +177,16 @@ $(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD
 # ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
 # it takes minutes to build, so make test leaves it out.
 SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) \
-                                      $(wildcard src/etcd/*.hpp) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) $(COORD_SRCS) \
+                                      $(wildcard src/etcd/*.hpp src/coord/*.hpp) $(CORE_SRCS) \
+                                      $(wildcard src/core/*.hpp)
 	@mkdir -p $(BUILD)
 	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_client_sanitized.o src/etcd/client.cpp
-	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_lease_driver_sanitized.o src/etcd/lease_driver.cpp
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_coordinator_sanitized.o src/etcd/coordinator.cpp
+	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/coord_lease_driver_sanitized.o src/coord/lease_driver.cpp
 	$(CXX) $(CORE_CXXFLAGS) $(SANITIZE) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client_sanitized.o \
-	    $(BUILD)/etcd_lease_driver_sanitized.o $(CORE_SRCS) $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
+	    $(BUILD)/etcd_coordinator_sanitized.o $(BUILD)/coord_lease_driver_sanitized.o $(CORE_SRCS) \
+	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

@@ -37,6 +37,7 @@ PACKAGES=(
     googletest libgtest-dev libbenchmark-dev        # core unit tests and micro-benchmarks
     faketime libfaketime                            # fault injection: moving a server's clock
     etcd-server etcd-client                         # lease tests, demo-cluster: a real etcd
+    zookeeper                                       # lease tests on ZooKeeper: real servers (3.8, Java)
     patroni python3-etcd python3-psycopg2           # test/patroni.sh: a Patroni cluster on etcd
     curl wrk jq iproute2 python3                    # HTTP tests and benchmark (ss: free ports; a server that is not etcd)
     valgrind                                        # instruction counts in benchmarks

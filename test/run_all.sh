@@ -26,6 +26,7 @@ SUITES=(
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "worker id leases|test/lease.sh"
+    "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
     "standby|test/standby.sh"

@@ -26,7 +26,7 @@
 //     on the worker key still being attached to the writer's lease, so an
 //     old holder that lost the id cannot move it any more.
 //
-// Who drives it: the lease driver, src/etcd/lease_driver.hpp, the one loop
+// Who drives it: the lease driver, src/coord/lease_driver.hpp, the one loop
 // (grant, list, claim, revoke of this node's previous run, read the mark and
 // hand over, keepalive, the etcd mark's renewal with plan_reservation() of
 // reservation.hpp, clean shutdown with the exact mark and the revoke) that

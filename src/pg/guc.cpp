@@ -18,6 +18,7 @@
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/lease.hpp"
+#include "../zk/hosts.hpp"
 #include "guc.hpp"
 #include "clock.hpp"
 #include "ereport_guard.hpp"
@@ -32,6 +33,7 @@ int worker_id = -1;
 int clock_tolerance_ms = 5;
 int max_clock_error_ms = 0;
 char* etcd_endpoints = nullptr;
+char* zookeeper_hosts = nullptr;
 int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
 char* lease_prefix = nullptr;
 bool preloaded = false;
@@ -41,12 +43,27 @@ char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 
-// Whether snowflake.etcd_endpoints names anything (guc.hpp).
-bool leasing_configured() {
-    if (etcd_endpoints == nullptr) return false;
-    for (const char* p = etcd_endpoints; *p != '\0'; p++)
+namespace {
+bool setting_given(const char* value) {
+    if (value == nullptr) return false;
+    for (const char* p = value; *p != '\0'; p++)
         if (*p != ' ') return true;
     return false;
+}
+}  // namespace
+
+bool etcd_configured() { return setting_given(etcd_endpoints); }
+bool zookeeper_configured() { return setting_given(zookeeper_hosts); }
+bool leasing_configured() { return etcd_configured() || zookeeper_configured(); }
+
+const char* coordinator_display() { return zookeeper_configured() ? "ZooKeeper" : "etcd"; }
+const char* coordinator_setting() {
+    return zookeeper_configured() ? "snowflake.zookeeper_hosts" : "snowflake.etcd_endpoints";
+}
+const char* coordinator_hosts() { return zookeeper_configured() ? zookeeper_hosts : etcd_endpoints; }
+
+const char* coordinator_name() {
+    return zookeeper_configured() ? "zookeeper" : etcd_configured() ? "etcd" : "none";
 }
 
 namespace {
@@ -117,6 +134,18 @@ bool check_endpoints_hook(char** newval, void**, GucSource) {
                               "leave it empty to use snowflake.worker_id as it is.");
 }
 
+// snowflake.zookeeper_hosts' check hook.
+bool check_zookeeper_hosts_hook(char** newval, void**, GucSource) {
+    if (*newval == nullptr) return true;
+    char why[256] = "";
+    {
+        std::string reason;
+        if (!snowflake::zk::check_hosts(*newval, &reason)) snprintf(why, sizeof(why), "%s", reason.c_str());
+    }
+    return check_verdict(why, "List ZooKeeper servers as host:port, separated by commas, optionally "
+                              "followed by a chroot path (/path), or leave it empty.");
+}
+
 // snowflake.lease_prefix's check hook.
 bool check_prefix_hook(char** newval, void**, GucSource) {
     if (*newval == nullptr) return false;
@@ -169,6 +198,17 @@ struct GivenValue {
 
 }  // namespace
 
+// One coordinator: both settings given is a FATAL naming both (guc.hpp).
+void check_one_coordinator() {
+    if (!etcd_configured() || !zookeeper_configured()) return;
+    ereport(FATAL,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("snowflake.etcd_endpoints and snowflake.zookeeper_hosts are both set"),
+             errdetail("Worker ids are leased from one coordinator: etcd or ZooKeeper."),
+             errhint("Clear one of snowflake.etcd_endpoints and snowflake.zookeeper_hosts in the "
+                     "server configuration.")));
+}
+
 // Defines the settings and checks again the values given before (guc.hpp).
 void define_settings() {
     GivenValue given[] = {{"snowflake.worker_id", nullptr},
@@ -176,6 +216,7 @@ void define_settings() {
                           {"snowflake.clock_tolerance_ms", nullptr},
                           {"snowflake.max_clock_error_ms", nullptr},
                           {"snowflake.etcd_endpoints", nullptr},
+                          {"snowflake.zookeeper_hosts", nullptr},
                           {"snowflake.lease_ttl", nullptr},
                           {"snowflake.lease_prefix", nullptr},
                           {"snowflake.http_listen", nullptr},
@@ -219,15 +260,22 @@ void define_settings() {
                                "leasing, snowflake.worker_id is used as it is.",
                                &etcd_endpoints, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_endpoints_hook, nullptr, nullptr);
+    DefineCustomStringVariable("snowflake.zookeeper_hosts",
+                               "ZooKeeper servers to lease the worker id from.",
+                               "A connect string, host:port[,host:port...][/chroot]; empty (the "
+                               "default): not used. Set it or snowflake.etcd_endpoints, not both.",
+                               &zookeeper_hosts, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+                               check_zookeeper_hosts_hook, nullptr, nullptr);
     DefineCustomIntVariable("snowflake.lease_ttl",
-                            "Time to live of the worker id lease in etcd.",
+                            "Time to live of the worker id lease in etcd (the session timeout asked of ZooKeeper).",
                             "The node stops issuing ids before the lease can have expired: "
-                            "keepalives every third of it.",
+                            "keepalives every third of it. ZooKeeper may grant another session "
+                            "timeout (snowflake_stats shows it); the node uses the shorter.",
                             &lease_ttl_s, snowflake::core::kDefaultLeaseTtlS,
                             snowflake::core::kMinLeaseTtlS, snowflake::core::kMaxLeaseTtlS,
                             PGC_POSTMASTER, GUC_UNIT_S | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
     DefineCustomStringVariable("snowflake.lease_prefix",
-                               "etcd key prefix of the worker id leases.",
+                               "etcd key prefix (ZooKeeper znode path) of the worker id leases.",
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);

@@ -12,8 +12,17 @@ extern char* etcd_endpoints;     // "" (or NULL): no leasing
 extern int lease_ttl_s;
 extern char* lease_prefix;
 extern bool preloaded;           // loaded through shared_preload_libraries
-// Worker ids are leased from etcd (snowflake.etcd_endpoints is set).
+extern char* zookeeper_hosts;    // "" (or NULL): not used
+// Worker ids are leased from etcd (snowflake.etcd_endpoints is set) or from
+// ZooKeeper (snowflake.zookeeper_hosts is set; both set is a FATAL at start).
 bool leasing_configured();
+bool etcd_configured();
+bool zookeeper_configured();
+const char* coordinator_name();  // "etcd", "zookeeper" or "none"
+// For messages: "etcd" or "ZooKeeper", the setting that names it, its value.
+const char* coordinator_display();
+const char* coordinator_setting();
+const char* coordinator_hosts();
 extern char* http_listen;        // "host:port" of the HTTP endpoint, "" when off
 extern char* http_token;         // Bearer token(s) the HTTP endpoint requires, "" for none
 extern char* http_token_file;    // a file with the token(s), "" for none
@@ -23,6 +32,8 @@ constexpr int kDefaultHttpMaxIdsPerSecond = 2048000;  // half of 4,096 ids a mil
 // _PG_init, while preloading: defines every setting; a bad value given for
 // one before stops the server (FATAL).
 void define_settings();
+// FATAL if both snowflake.etcd_endpoints and snowflake.zookeeper_hosts are set.
+void check_one_coordinator();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
 void warn_if_clock_outside_epoch();

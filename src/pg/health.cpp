@@ -88,8 +88,8 @@ bool generator_ready(char* code, char* reason, size_t len) {
             // Likewise the worker id's reservation in etcd.
             if (shared->lease.leasing && etcd_error[0] != '\0') {
                 snprintf(code, 6, "%s", "SF003");
-                snprintf(reason, len, "could not extend the worker id's reservation in etcd: %s",
-                         etcd_error);
+                snprintf(reason, len, "could not extend the worker id's reservation in %s: %s",
+                         coordinator_display(), etcd_error);
                 return false;
             }
             return true;

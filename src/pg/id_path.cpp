@@ -141,7 +141,8 @@ void report_clock(const core::Next& r, int64_t now_ms) {
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
                  r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.",
                                       shared->floor_source == kFloorHandover
-                                          ? "The mark in etcd of the worker id's previous holder"
+                                          ? (zookeeper_configured() ? "The mark in ZooKeeper of the worker id's previous holder"
+                                                                    : "The mark in etcd of the worker id's previous holder")
                                       : shared->floor_source == kFloorAdvanced
                                           ? "The high-water mark raised by snowflake_advance_floor()"
                                       : shared->floor_source == kFloorReplayed
@@ -267,11 +268,12 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
         count_refusal(core::Refusal::EtcdReservation);
         ereport(ERROR,
                 (errcode(ERRCODE_SF_NO_LEASE),
-                 errmsg("could not extend the worker id's reservation in etcd"),
+                 errmsg("could not extend the worker id's reservation in %s", coordinator_display()),
                  errdetail("%s.", etcd_error),
-                 errhint("Check that etcd is reachable at snowflake.etcd_endpoints; no id is "
-                         "issued beyond the reservation in etcd, so that a later holder of the "
-                         "worker id never issues it again.")));
+                 errhint("Check that %s is reachable at %s; no id is "
+                         "issued beyond the reservation in %s, so that a later holder of the "
+                         "worker id never issues it again.",
+                         coordinator_display(), coordinator_setting(), coordinator_display())));
     }
     if (latch == nullptr && monotonic_us() - w->since_us > kNoMarkWorkerGraceUs) {
         ConditionVariableCancelSleep();

@@ -29,6 +29,7 @@ void init_lease(SharedState* s) {
     pg_atomic_init_u64(&l.deadline_ns, 0);
     pg_atomic_init_u64(&l.etcd_reserved_ms_plus1, 0);
     l.lease_id = 0;
+    l.granted_ttl_ms = 0;
     l.renewals = 0;
     l.failures = 0;
     l.last_error[0] = '\0';
@@ -82,12 +83,14 @@ const char* lease_trouble(char (&error)[kErrorTextSize]) {
             (errcode(ERRCODE_SF_NO_LEASE),
              errmsg("no worker id lease is held"),
              error[0] != '\0'
-                 ? errdetail("The lease worker %s from etcd at %s; last error: %s.", doing,
-                             etcd_endpoints, error)
-                 : errdetail("The lease worker %s from etcd at %s.", doing, etcd_endpoints),
-             errhint("Check that etcd is reachable at snowflake.etcd_endpoints and that no other "
+                 ? errdetail("The lease worker %s from %s at %s; last error: %s.", doing,
+                             coordinator_display(), coordinator_hosts(), error)
+                 : errdetail("The lease worker %s from %s at %s.", doing, coordinator_display(),
+                             coordinator_hosts()),
+             errhint("Check that %s is reachable at %s and that no other "
                      "node holds the worker id; ids resume as soon as a lease is held. "
-                     "snowflake_stats shows the lease.")));
+                     "snowflake_stats shows the lease.",
+                     coordinator_display(), coordinator_setting())));
 }
 
 }  // namespace snowflake::pg

@@ -1,9 +1,11 @@
-// The lease worker: leases this node's worker id from etcd and keeps it.
+// The lease worker: leases this node's worker id from etcd or ZooKeeper and
+// keeps it.
 //
-// Registered only when snowflake.etcd_endpoints is set. It is the only
-// process that talks to etcd (postmaster and backends never do). The loop
+// Registered only when snowflake.etcd_endpoints or snowflake.zookeeper_hosts
+// is set. It is the only process that talks to the coordinator (postmaster
+// and backends never do). The loop
 // itself (grant, claim, keepalive, the etcd mark's renewal, hand-over,
-// shutdown) is the lease driver, src/etcd/lease_driver.hpp, which has no
+// shutdown) is the lease driver, src/coord/lease_driver.hpp, which has no
 // PostgreSQL in it; this file is its host and the process around it:
 // - PgLeaseHost answers the driver from shared memory: it publishes the
 //   lease (LeaseShared; backends check it before every id, and a state that
@@ -23,6 +25,7 @@
 // callback of the host raises one.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <curl/curl.h>
@@ -33,7 +36,9 @@
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/stats_snapshot.hpp"
-#include "../etcd/lease_driver.hpp"
+#include "../coord/lease_driver.hpp"
+#include "../etcd/coordinator.hpp"
+#include "../zk/coordinator.hpp"
 #include "lease_worker.hpp"
 #include "bgworker.hpp"
 #include "clock.hpp"
@@ -53,6 +58,8 @@ PGDLLEXPORT void snowflake_lease_worker_main(Datum arg);
 
 namespace core = snowflake::core;
 namespace etcd = snowflake::etcd;
+namespace coord = snowflake::coord;
+namespace zk = snowflake::zk;
 
 namespace snowflake::pg {
 namespace {
@@ -63,6 +70,7 @@ void publish(const core::Lease& l) {
     LeaseShared& s = shared->lease;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     s.lease_id = l.lease_id;
+    s.granted_ttl_ms = l.lease_id != 0 ? l.granted_ttl_ms : 0;
     s.renewals = l.renewals;
     s.failures = l.failures;
     snprintf(s.last_error, sizeof(s.last_error), "%s", l.last_error);
@@ -120,9 +128,9 @@ void record_mark_attempt(const char* error) {
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
-// The host of the lease driver (src/etcd/lease_driver.hpp): shared memory,
+// The host of the lease driver (src/coord/lease_driver.hpp): shared memory,
 // the clocks, the log. None of these raises an error (LOG only).
-class PgLeaseHost final : public etcd::LeaseHost {
+class PgLeaseHost final : public coord::LeaseHost {
 public:
     int64_t boot_ns() noexcept override { return boottime_ns(); }
     int64_t id_ms() noexcept override { return now_ms(epoch_unix_us()); }
@@ -157,6 +165,35 @@ public:
     }
 };
 
+// The coordinator the settings name (the GUCs checked both values, and
+// that only one is set). *zookeeper: the ZooKeeper one, whose socket the
+// worker sleeps on; null for etcd.
+std::unique_ptr<core::Coordinator> make_coordinator(zk::ZkCoordinator** zookeeper) {
+    if (zookeeper_configured()) {
+        zk::Options o;
+        o.hosts = zookeeper_hosts;
+        o.prefix = lease_prefix;
+        auto c = std::make_unique<zk::ZkCoordinator>(std::move(o));
+        *zookeeper = c.get();
+        return c;
+    }
+    etcd::Options options;
+    std::string reason;
+    (void)core::parse_endpoints(etcd_endpoints, &options.endpoints, &reason);  // checked by the GUC
+    return std::make_unique<etcd::EtcdCoordinator>(std::move(options), lease_prefix);
+}
+
+// Sleeps until the next turn, a backend's wake-up, or (ZooKeeper) the
+// client's socket is ready: its answers and pings are handled at once by
+// the next turn (zookeeper_process() in the driver's poll()).
+void wait_between_turns(zk::ZkCoordinator* zookeeper, int64_t sleep_ms) {
+    bool want_write = false;
+    const int fd = zookeeper != nullptr ? zookeeper->socket(&want_write) : -1;
+    int events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+    if (fd >= 0) events |= WL_SOCKET_READABLE | (want_write ? WL_SOCKET_WRITEABLE : 0);
+    (void)WaitLatchOrSocket(MyLatch, events, fd, static_cast<long>(sleep_ms), PG_WAIT_EXTENSION);
+}
+
 // The lease driver's loop. Everything with a destructor lives here, where
 // nothing raises an error.
 void run_lease_driver() {
@@ -164,10 +201,6 @@ void run_lease_driver() {
     cfg.ttl_ms = static_cast<int64_t>(lease_ttl_s) * 1000;
     cfg.static_worker = worker_id;
     cfg.leasing = true;
-
-    etcd::Options options;
-    std::string reason;
-    (void)core::parse_endpoints(etcd_endpoints, &options.endpoints, &reason);  // checked by the GUC
 
     core::NodeIdentity me;
     char host[256] = "";
@@ -179,12 +212,12 @@ void run_lease_driver() {
     me.data_directory = DataDir;
 
     PgLeaseHost pg_host;
-    etcd::LeaseDriver driver(pg_host, cfg, std::move(options), lease_prefix, core::encode_node_identity(me));
+    zk::ZkCoordinator* zookeeper = nullptr;
+    coord::LeaseDriver driver(pg_host, cfg, make_coordinator(&zookeeper), core::encode_node_identity(me));
     while (!ShutdownRequestPending) {
         const int64_t sleep_ms = driver.turn();
         if (ShutdownRequestPending) break;
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, static_cast<long>(sleep_ms),
-                        PG_WAIT_EXTENSION);
+        wait_between_turns(zookeeper, sleep_ms);
         ResetLatch(MyLatch);
         // Every setting this worker reads needs a restart, so a reload has
         // nothing for it; and ProcessConfigFile() could raise an error here,

@@ -107,7 +107,7 @@ struct WriteReport {
 // hand-over floor before it publishes state Held; backends read the state
 // first (lease_allows_ids(), lease_state.cpp).
 struct LeaseShared {
-    bool leasing;                    // set at start: snowflake.etcd_endpoints is not empty
+    bool leasing;                    // set at start: snowflake.etcd_endpoints or zookeeper_hosts is set
     pg_atomic_uint32 state;          // core::LeaseState
     pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
     pg_atomic_uint64 deadline_ns;    // CLOCK_BOOTTIME: ids may be issued while now < deadline
@@ -116,6 +116,7 @@ struct LeaseShared {
     pg_atomic_uint64 etcd_reserved_ms_plus1;
     // lock:
     int64_t lease_id;                // 0: none
+    int64_t granted_ttl_ms;          // TTL (ZooKeeper: session timeout) granted; 0: none
     uint64_t renewals;
     uint64_t failures;
     char last_error[kErrorTextSize];

@@ -72,6 +72,31 @@ uint64_t ids_counted_locked() {
 
 }  // namespace
 
+// snowflake_stats' coordinator columns (1.2): the coordinator, the lease
+// (etcd, in decimal) or session (ZooKeeper, in hex, as its tools print it)
+// id as text, and the TTL or session timeout it granted.
+void coordinator_columns(Datum* values, bool* nulls, int* i) {
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const int64_t lease_id = shared->lease.lease_id;
+    const int64_t granted_ttl_ms = shared->lease.granted_ttl_ms;
+    LWLockRelease(shared->lock);
+    values[(*i)++] = CStringGetTextDatum(coordinator_name());
+    if (lease_id != 0) {
+        char text[32];
+        if (zookeeper_configured())
+            snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(lease_id));
+        else
+            snprintf(text, sizeof(text), "%lld", static_cast<long long>(lease_id));
+        values[(*i)++] = CStringGetTextDatum(text);
+    } else {
+        nulls[(*i)++] = true;
+    }
+    if (granted_ttl_ms > 0)
+        values[(*i)++] = Int64GetDatum(granted_ttl_ms);
+    else
+        nulls[(*i)++] = true;
+}
+
 StatsSnapshot take_stats_snapshot() {
     Stats* st = &shared->stats;
     StatsSnapshot s;
@@ -129,8 +154,8 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 
     // One line per column of snowflake_stats, in order; /metrics shows the
     // same snapshot (core/http_api.cpp, format_metrics()).
-    Datum values[25];
-    bool nulls[25] = {false};
+    Datum values[28];
+    bool nulls[28] = {false};
     int i = 0;
     if (s.worker_id >= 0)
         values[i++] = Int32GetDatum(s.worker_id);
@@ -182,6 +207,8 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
             nulls[i++] = true;
     }
     values[i++] = Int64GetDatum(static_cast<int64>(s.clock_health_refusals));
+    // 1.2's columns; a database still on 1.1's definition gets the others.
+    if (tupdesc->natts > i) sp::coordinator_columns(values, nulls, &i);
     if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);

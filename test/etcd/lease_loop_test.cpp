@@ -1,4 +1,4 @@
-// The lease driver (src/etcd/lease_driver.hpp), the loop the background
+// The lease driver (src/coord/lease_driver.hpp), the loop the background
 // worker runs, against the real etcd of test/etcd_client.sh. Nodes are
 // objects in this process: each is a host of its own driver over in-process
 // state (the generator, the published lease and reservation, the demand of
@@ -7,7 +7,8 @@
 #include "core/generator.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
-#include "etcd/lease_driver.hpp"
+#include "coord/lease_driver.hpp"
+#include "etcd/coordinator.hpp"
 #include "delay_proxy.hpp"
 #include "frozen_process.hpp"
 
@@ -79,13 +80,14 @@ uint64_t random_system_identifier() {
 
 // A node: the driver's host over in-process state, and what a backend does
 // (issue()) on the state the host publishes.
-class Node final : public etcd::LeaseHost {
+class Node final : public coord::LeaseHost {
 public:
     // endpoint: etcd's, or a proxy's in front of it.
     Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0,
          uint64_t system_identifier = random_system_identifier(), const std::string& endpoint = etcd_url())
         : skew_ms_(skew_ms), rng_(std::random_device{}()),
-          driver_(*this, lease_config(static_worker, ttl_s), options(endpoint), std::move(prefix),
+          driver_(*this, lease_config(static_worker, ttl_s),
+                  std::make_unique<etcd::EtcdCoordinator>(options(endpoint), std::move(prefix)),
                   identity(std::move(host), system_identifier)) {}
 
     // One turn of the driver, then its sleep (at most 50 ms, so that the
@@ -139,7 +141,7 @@ public:
                " err=" + l.last_error + " renewals=" + std::to_string(l.renewals);
     }
 
-    // etcd::LeaseHost
+    // coord::LeaseHost
     int64_t boot_ns() noexcept override { return mono_ns(); }
     int64_t id_ms() noexcept override { return wall_ms(skew_ms_); }
     bool stop_requested() noexcept override { return false; }
@@ -196,7 +198,7 @@ private:
     std::vector<std::string> mark_attempts_;
     std::vector<std::string> log_;
     core::Status last_status_ = core::Status::Issued;
-    etcd::LeaseDriver driver_;  // last: it starts with the host's clock
+    coord::LeaseDriver driver_;  // last: it starts with the host's clock
 };
 
 class LeaseLoop : public ::testing::Test {

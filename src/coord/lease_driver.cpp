@@ -6,25 +6,20 @@
 #include <cstdio>
 #include <utility>
 
-namespace snowflake::etcd {
+namespace snowflake::coord {
 
 namespace {
 
 constexpr int64_t kNsPerMs = 1000000;
 
-Options with_abort_hook(Options o, bool (*hook)(void*), void* arg) noexcept {
-    o.should_abort = hook;
-    o.abort_arg = arg;
-    return o;
-}
-
 }  // namespace
 
-LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, Options options,
-                         std::string prefix, std::string identity) noexcept
-    : host_(host), cfg_(cfg), prefix_(std::move(prefix)), identity_(std::move(identity)),
-      client_(with_abort_hook(std::move(options), &LeaseDriver::should_abort, this)),
-      lease_(core::lease_start(cfg, host.boot_ns())) {}
+LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg,
+                         std::unique_ptr<core::Coordinator> coordinator, std::string identity) noexcept
+    : host_(host), cfg_(cfg), identity_(std::move(identity)), coordinator_(std::move(coordinator)),
+      lease_(core::lease_start(cfg, host.boot_ns())) {
+    coordinator_->set_abort_hook(&LeaseDriver::should_abort, this);
+}
 
 bool LeaseDriver::should_abort(void* self) noexcept {
     auto* d = static_cast<LeaseDriver*>(self);
@@ -33,6 +28,7 @@ bool LeaseDriver::should_abort(void* self) noexcept {
 }
 
 int64_t LeaseDriver::turn() noexcept {
+    coordinator_->poll();
     int64_t now = host_.boot_ns();
     if (core::lease_tick(lease_, cfg_, now)) host_.publish(lease_);
     const core::LeaseStep step = core::lease_next_step(lease_, cfg_, now);
@@ -41,36 +37,33 @@ int64_t LeaseDriver::turn() noexcept {
             break;
         case core::LeaseAction::Grant: {
             const int64_t sent = host_.boot_ns();
-            const GrantResult r = client_.grant(cfg_.ttl_ms / 1000);
+            const core::CoordGrant r = coordinator_->grant(cfg_.ttl_ms);
             if (r.status.ok())
-                core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, host_.boot_ns());
+                core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_ms, sent, host_.boot_ns());
             else
                 fail(core::LeaseAction::Grant, r.status);
             break;
         }
         case core::LeaseAction::ListWorkers: {
-            const RangeResult r = client_.range(core::workers_prefix(prefix_));
+            const core::CoordWorkers r = coordinator_->list_workers();
             if (!r.status.ok()) {
                 fail(core::LeaseAction::ListWorkers, r.status);
                 break;
             }
-            core::TakenIds taken;
-            for (const KeyValue& kv : r.kvs) core::taken_add(taken, core::parse_worker_key(prefix_, kv.key));
-            if (core::lease_choose_worker(lease_, cfg_, taken, host_.random()) < 0)
+            if (core::lease_choose_worker(lease_, cfg_, r.taken, host_.random()) < 0)
                 core::lease_on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
                                        "every worker id from 0 to 1023 is held by another node",
                                        host_.boot_ns());
             break;
         }
         case core::LeaseAction::Claim: {
-            const ClaimResult r =
-                client_.claim(core::worker_key(prefix_, lease_.candidate), identity_, lease_.lease_id);
+            const core::CoordClaim r = coordinator_->claim(lease_.candidate, identity_, lease_.lease_id);
             if (!r.status.ok())
-                fail(core::LeaseAction::Claim, r.status);  // LeaseNotFound: the lease is gone
+                fail(core::LeaseAction::Claim, r.status);  // SessionGone: the lease is gone
             else if (r.claimed)
                 core::lease_on_claim_ok(lease_, cfg_, host_.boot_ns());
             else
-                core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, host_.boot_ns(),
+                core::lease_on_claim_taken(lease_, cfg_, r.holder_value, r.holder_lease, host_.boot_ns(),
                                            identity_);
             break;
         }
@@ -82,11 +75,11 @@ int64_t LeaseDriver::turn() noexcept {
             // host's lock on its data proves that run dead.
             char text[200];
             snprintf(text, sizeof(text),
-                     "snowflake revoking lease %lld of this node's previous run, which holds worker id %d",
-                     static_cast<long long>(lease_.revoke_lease), lease_.candidate);
+                     "snowflake revoking lease %s of this node's previous run, which holds worker id %d",
+                     coordinator_->lease_text(lease_.revoke_lease).c_str(), lease_.candidate);
             host_.log(text, nullptr, nullptr);
-            const Status st = client_.revoke(lease_.revoke_lease);
-            if (st.ok() || st.code == Code::LeaseNotFound)
+            const core::CoordStatus st = coordinator_->release_other(lease_.revoke_lease, lease_.candidate);
+            if (st.ok())
                 core::lease_on_revoked(lease_, host_.boot_ns());
             else
                 core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
@@ -95,13 +88,13 @@ int64_t LeaseDriver::turn() noexcept {
         }
         case core::LeaseAction::KeepAlive: {
             const int64_t sent = host_.boot_ns();
-            const KeepaliveResult r = client_.keepalive(lease_.lease_id);
-            if (r.status.ok() && r.ttl_s > 0)
+            const core::CoordStatus r = coordinator_->keepalive(lease_.lease_id);
+            if (r.ok())
                 core::lease_on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
-            else if (r.status.ok() || r.status.code == Code::LeaseNotFound)
+            else if (r.code == core::CoordCode::SessionGone)
                 core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
             else
-                fail(core::LeaseAction::KeepAlive, r.status);
+                fail(core::LeaseAction::KeepAlive, r);
             break;
         }
     }
@@ -134,55 +127,55 @@ bool LeaseDriver::shutdown() noexcept {
     bool ok = true;
     if (plan.write_exact_mark && mark_worker_ == lease_.worker) {
         const core::Mark m = core::exact_shutdown_mark(exact);
-        const CasResult r =
-            client_.compare_and_put(core::mark_key(prefix_, lease_.worker), core::encode_etcd_mark(m),
-                                    mark_revision_, core::worker_key(prefix_, lease_.worker), lease_.lease_id);
+        const core::CoordMarkWrite r =
+            coordinator_->write_mark(lease_.worker, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
         if (!r.status.ok() || !r.succeeded) {
             ok = false;
             char text[200];
-            snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to etcd",
-                     lease_.worker);
+            snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to %s",
+                     lease_.worker, coordinator_->name());
             host_.log(text, r.status.ok() ? "The mark or the worker key changed." : r.status.error.c_str(),
                       "The next holder of the id waits out the last reservation.");
         }
     }
     if (plan.revoke) {
         char text[200];
-        snprintf(text, sizeof(text), "snowflake releasing worker id %d: revoking its lease in etcd", lease_.worker);
+        snprintf(text, sizeof(text), "snowflake releasing worker id %d: revoking its lease in %s", lease_.worker,
+                 coordinator_->name());
         host_.log(text, nullptr, nullptr);
-        const Status s = client_.revoke(lease_.lease_id);
-        if (!s.ok() && s.code != Code::LeaseNotFound) {
+        const core::CoordStatus s = coordinator_->release(lease_.lease_id);
+        if (!s.ok()) {
             ok = false;
-            host_.log("snowflake could not revoke its lease in etcd", s.error.c_str(),
-                      "The worker id is free when the lease's TTL runs out.");
+            snprintf(text, sizeof(text), "snowflake could not end its lease in %s", coordinator_->name());
+            host_.log(text, s.error.c_str(), "The worker id is free when the lease's TTL runs out.");
         }
     }
     return ok;
 }
 
-void LeaseDriver::fail(core::LeaseAction what, const Status& s) noexcept {
+void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexcept {
     core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
-    if (s.code == Code::LeaseNotFound) core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+    if (s.code == core::CoordCode::SessionGone) core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
 }
 
 // The claimed id's etcd mark, then the hand-over: the generator starts above
 // it and above everything this node issued. Nothing is reserved in etcd
 // yet: the first id asks for it (renew_mark(), from the host's demand).
 void LeaseDriver::read_mark() noexcept {
-    const GetResult r = client_.get(core::mark_key(prefix_, lease_.worker));
+    const core::CoordMarkRead r = coordinator_->read_mark(lease_.worker);
     if (!r.status.ok()) {
         fail(core::LeaseAction::ReadMark, r.status);
         return;
     }
     core::Mark mark;  // ms -1: no mark yet
-    if (r.found && !core::decode_etcd_mark(r.kv.value, &mark)) {
+    if (r.found && !core::decode_etcd_mark(r.value, &mark)) {
         core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
-                               "the worker id's mark in etcd is not a mark this version can read; "
-                               "remove the key only if no node issues ids with this worker id",
+                               "the worker id's mark in the coordinator is not a mark this version can read; "
+                               "remove it only if no node issues ids with this worker id",
                                host_.boot_ns());
         return;
     }
-    const int64_t revision = r.found ? r.kv.mod_revision : 0;
+    const int64_t revision = r.found ? r.revision : 0;
     // Unchanged since our own last write of it: nobody else issued under it.
     const bool ours = r.found && lease_.worker == mark_worker_ && revision == mark_revision_;
     mark_revision_ = revision;
@@ -206,12 +199,11 @@ void LeaseDriver::renew_mark() noexcept {
     if (!plan.write) return;
     core::Mark m;
     m.ms = plan.until_ms;
-    const std::string key = core::mark_key(prefix_, lease_.worker);
-    const CasResult r = client_.compare_and_put(key, core::encode_etcd_mark(m), mark_revision_,
-                                                core::worker_key(prefix_, lease_.worker), lease_.lease_id);
+    const core::CoordMarkWrite r =
+        coordinator_->write_mark(lease_.worker, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
     if (!r.status.ok()) {
         char text[core::kLeaseErrorSize];
-        snprintf(text, sizeof(text), "writing %s: %s", key.c_str(), r.status.error.c_str());
+        snprintf(text, sizeof(text), "writing the mark of worker id %d: %s", lease_.worker, r.status.error.c_str());
         // The write may still be applied after its reply timed out: its
         // value is then what the next compare finds.
         if (unconfirmed_.size() < kMaxUnconfirmed) unconfirmed_.push_back(m.ms);
@@ -225,7 +217,7 @@ void LeaseDriver::renew_mark() noexcept {
         // with our claim of the key still in place (the guard held) and one
         // of our own values there, it is ours; adopt it.
         core::Mark found;
-        const bool own_write = !r.guard_failed && r.found && core::decode_etcd_mark(r.current.value, &found) &&
+        const bool own_write = !r.guard_failed && r.found && core::decode_etcd_mark(r.current_value, &found) &&
                                !found.clean &&
                                std::find(unconfirmed_.begin(), unconfirmed_.end(), found.ms) != unconfirmed_.end();
         if (!own_write) {
@@ -233,7 +225,8 @@ void LeaseDriver::renew_mark() noexcept {
             // gone: the id is not ours any more. The lease is dropped on
             // purpose, so revoke it: otherwise its key would keep the id
             // (from this very node) for a whole TTL.
-            host_.record_mark_attempt("the worker id's mark or key in etcd changed: the id is held by another lease");
+            host_.record_mark_attempt(
+                "the worker id's mark or key in the coordinator changed: the id is held by another lease");
             const int64_t dropped = lease_.lease_id;
             core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
             host_.publish(lease_);  // fences ids before the revoke frees the id
@@ -242,7 +235,7 @@ void LeaseDriver::renew_mark() noexcept {
             return;
         }
         until = found.ms;
-        revision = r.current.mod_revision;
+        revision = r.current_revision;
     }
     unconfirmed_.clear();
     mark_failures_ = 0;
@@ -260,13 +253,13 @@ void LeaseDriver::mark_write_failed(const char* text) noexcept {
 
 void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {
     if (lease_id == 0) return;
-    const Status s = client_.revoke(lease_id);
-    if (!s.ok() && s.code != Code::LeaseNotFound) {
+    const core::CoordStatus s = coordinator_->release(lease_id);
+    if (!s.ok()) {
         char text[200];
-        snprintf(text, sizeof(text), "snowflake could not revoke dropped lease %lld in etcd",
-                 static_cast<long long>(lease_id));
+        snprintf(text, sizeof(text), "snowflake could not end dropped lease %s in %s",
+                 coordinator_->lease_text(lease_id).c_str(), coordinator_->name());
         host_.log(text, s.error.c_str(), "The worker id it holds is free when the lease's TTL runs out.");
     }
 }
 
-}  // namespace snowflake::etcd
+}  // namespace snowflake::coord

@@ -1,7 +1,10 @@
-// The lease driver: the one loop that leases this node's worker id from etcd
-// and keeps it. It drives the lease state machine of the core
-// (core/lease.hpp) and the etcd mark's reservation (core/reservation.hpp)
-// with the etcd client (client.hpp). No PostgreSQL in it: what only the host
+// The lease driver: the one loop that leases this node's worker id from a
+// coordinator (etcd or ZooKeeper) and keeps it. It drives the lease state
+// machine of the core (core/lease.hpp) and the coordinator mark's
+// reservation (core/reservation.hpp) with a core::Coordinator
+// (core/coordinator.hpp: src/etcd/coordinator.hpp or src/zk/coordinator.hpp);
+// the calls below are named in etcd's terms, ZooKeeper's are in
+// core/coordinator.hpp. No PostgreSQL in it: what only the host
 // knows (its clocks, the generator's position, the reservations it
 // publishes, the demand of waiting callers, logging) comes through
 // LeaseHost. The background worker (src/pg/lease_worker.cpp) is one host,
@@ -41,18 +44,21 @@
 // a clock of its own: the host's callbacks must not raise errors either.
 #pragma once
 
+#include "../core/coordinator.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
-#include "client.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
-namespace snowflake::etcd {
+namespace snowflake::coord {
 
-// What only the host knows. Every callback is noexcept and must not raise
+// What only the host knows. ("etcd mark", "etcd reservation": the
+// coordinator's mark, whichever the coordinator; the names predate
+// ZooKeeper.) Every callback is noexcept and must not raise
 // an error (in PostgreSQL: at most a LOG-level ereport).
 class LeaseHost {
 public:
@@ -110,10 +116,11 @@ public:
     // At a shutdown, the exact mark and the revoke together get this long.
     static constexpr int64_t kShutdownBudgetNs = int64_t{900} * 1000000;
 
-    // options: endpoints and timeouts; its abort hook is replaced by the
-    // driver's (host.stop_requested(), or the shutdown budget). identity:
-    // core::encode_node_identity() of this node, stored in the worker key.
-    LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, Options options, std::string prefix,
+    // coordinator: etcd's or ZooKeeper's, with its endpoints, prefix and
+    // timeouts; its abort hook is set to the driver's (host.stop_requested(),
+    // or the shutdown budget). identity: core::encode_node_identity() of
+    // this node, stored in the worker key.
+    LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, std::unique_ptr<core::Coordinator> coordinator,
                 std::string identity) noexcept;
     LeaseDriver(const LeaseDriver&) = delete;
     LeaseDriver& operator=(const LeaseDriver&) = delete;
@@ -131,10 +138,11 @@ public:
     bool shutdown() noexcept;
 
     const core::Lease& lease() const noexcept { return lease_; }
+    core::Coordinator& coordinator() noexcept { return *coordinator_; }
 
 private:
     static bool should_abort(void* self) noexcept;
-    void fail(core::LeaseAction what, const Status& s) noexcept;
+    void fail(core::LeaseAction what, const core::CoordStatus& s) noexcept;
     void read_mark() noexcept;
     void renew_mark() noexcept;
     void mark_write_failed(const char* text) noexcept;
@@ -142,14 +150,13 @@ private:
 
     LeaseHost& host_;
     core::LeaseConfig cfg_;
-    std::string prefix_;
     std::string identity_;
     // Non-zero during shutdown(): calls are abandoned at this boot time
     // instead of at host_.stop_requested().
     int64_t budget_deadline_ns_ = 0;
-    Client client_;
+    std::unique_ptr<core::Coordinator> coordinator_;
     core::Lease lease_;
-    int64_t mark_revision_ = 0;  // of <prefix>/marks/<mark_worker_> as last read or written
+    int64_t mark_revision_ = 0;  // of the mark of mark_worker_ as last read or written
     int32_t mark_worker_ = -1;
     // Values of the etcd mark written without a confirmed answer since the
     // last confirmed write (at most one of them can have been applied: they
@@ -160,4 +167,4 @@ private:
     int64_t mark_retry_at_ns_ = 0;  // boot clock: no write before this after a failure
 };
 
-}  // namespace snowflake::etcd
+}  // namespace snowflake::coord

@@ -1,0 +1,547 @@
+#include "coordinator.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <zookeeper/zookeeper.h>
+
+namespace snowflake::zk {
+
+// A request in flight. Owned by the waiting call while it waits; a call that
+// gives up (timeout, abort) marks it abandoned and its completion frees it
+// (the client runs every completion once, with ZCLOSING at the latest when
+// the handle is closed).
+struct ZkCoordinator::Pending {
+    bool done = false;
+    bool abandoned = false;
+    int rc = ZOK;
+    bool has_value = false;
+    std::string value;
+    bool has_stat = false;
+    struct Stat stat {};
+    std::vector<std::string> children;
+    // multi: its ops, their results, what the create and setData ops fill
+    // in (the client may use any of them until the completion has run).
+    zoo_op_t ops[2] = {};
+    zoo_op_result_t results[2] = {};
+    struct Stat set_stat {};
+    char created_path[512] = {};
+    std::string paths[2];
+    std::string data;
+};
+
+namespace {
+
+using Pending = ZkCoordinator::Pending;
+
+int64_t mono_ms() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Completions: record the answer, or free an abandoned request.
+bool finish(const void* data, int rc, Pending** out) {
+    auto* p = static_cast<Pending*>(const_cast<void*>(data));
+    if (p->abandoned) {
+        delete p;
+        return false;
+    }
+    p->done = true;
+    p->rc = rc;
+    *out = p;
+    return true;
+}
+
+void on_void(int rc, const void* data) {
+    Pending* p;
+    (void)finish(data, rc, &p);
+}
+
+void on_string(int rc, const char*, const void* data) {
+    Pending* p;
+    (void)finish(data, rc, &p);
+}
+
+void on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
+    Pending* p;
+    if (!finish(data, rc, &p)) return;
+    if (rc == ZOK) {
+        if (value != nullptr && len > 0) p->value.assign(value, static_cast<size_t>(len));
+        p->has_value = true;
+        if (stat != nullptr) {
+            p->stat = *stat;
+            p->has_stat = true;
+        }
+    }
+}
+
+void on_children(int rc, const struct String_vector* names, const void* data) {
+    Pending* p;
+    if (!finish(data, rc, &p)) return;
+    if (rc == ZOK && names != nullptr)
+        for (int32_t i = 0; i < names->count; i++) p->children.emplace_back(names->data[i]);
+}
+
+// The session is over (expired, or the handle unusable). ZSESSIONMOVED is
+// not: the session lives on another server; the call is retried.
+bool session_rc(int rc) noexcept { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE; }
+
+}  // namespace
+
+ZkCoordinator::ZkCoordinator(Options options) noexcept : options_(std::move(options)) {
+    // The client logs to stderr (the server log): errors only.
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+}
+
+ZkCoordinator::~ZkCoordinator() { close_session(); }
+
+std::string ZkCoordinator::lease_text(int64_t lease_id) const noexcept {
+    if (lease_id == 0) return std::string();
+    char text[32];
+    snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(lease_id));
+    return text;
+}
+
+void ZkCoordinator::set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept {
+    should_abort_ = should_abort;
+    abort_arg_ = arg;
+}
+
+std::string ZkCoordinator::worker_path(int32_t worker) const { return core::worker_key(options_.prefix, worker); }
+std::string ZkCoordinator::mark_path(int32_t worker) const { return core::mark_key(options_.prefix, worker); }
+
+void ZkCoordinator::watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
+    auto* self = static_cast<ZkCoordinator*>(ctx);
+    if (self == nullptr || type != ZOO_SESSION_EVENT) return;
+    if (state == ZOO_EXPIRED_SESSION_STATE) self->expired_ = true;
+}
+
+int ZkCoordinator::socket(bool* want_write) noexcept {
+    *want_write = false;
+    if (zh_ == nullptr) return -1;
+    int fd = -1, interest = 0;
+    struct timeval tv {};
+    if (zookeeper_interest(zh_, &fd, &interest, &tv) != ZOK) return -1;
+    *want_write = (interest & ZOOKEEPER_WRITE) != 0;
+    return fd;
+}
+
+void ZkCoordinator::pump(int64_t wait_ms) noexcept {
+    if (zh_ == nullptr) return;
+    int fd = -1, interest = 0;
+    struct timeval tv {};
+    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
+        if (session_rc(rc)) expired_ = true;
+    }
+    const int64_t client_ms = static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
+    if (client_ms >= 0 && client_ms < wait_ms) wait_ms = client_ms;
+    struct pollfd pfd {};
+    int nfds = 0;
+    if (fd >= 0) {
+        pfd.fd = fd;
+        pfd.events = static_cast<short>(((interest & ZOOKEEPER_READ) != 0 ? POLLIN : 0) |
+                                        ((interest & ZOOKEEPER_WRITE) != 0 ? POLLOUT : 0));
+        nfds = 1;
+    }
+    int events = 0;
+    if (::poll(nfds > 0 ? &pfd : nullptr, static_cast<nfds_t>(nfds), static_cast<int>(wait_ms)) > 0) {
+        if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) != 0) events |= ZOOKEEPER_READ;
+        if ((pfd.revents & POLLOUT) != 0) events |= ZOOKEEPER_WRITE;
+    }
+    const int prc = zookeeper_process(zh_, events);
+    if (session_rc(prc) || zoo_state(zh_) == ZOO_EXPIRED_SESSION_STATE) expired_ = true;
+}
+
+void ZkCoordinator::poll() noexcept { pump(0); }
+
+core::CoordStatus ZkCoordinator::no_session(const char* what) const noexcept {
+    core::CoordStatus s;
+    s.code = core::CoordCode::SessionGone;
+    char text[200];
+    snprintf(text, sizeof(text), "%s: the ZooKeeper session %s", what,
+             expired_ ? "expired" : "is not established");
+    s.error = text;
+    return s;
+}
+
+core::CoordStatus ZkCoordinator::status_of(int rc, const char* what) const noexcept {
+    core::CoordStatus s;
+    if (rc == ZOK) return s;
+    s.code = session_rc(rc) ? core::CoordCode::SessionGone : core::CoordCode::Failed;
+    char text[300];
+    snprintf(text, sizeof(text), "%s: %s (ZooKeeper at %s)", what, zerror(rc), options_.hosts.c_str());
+    s.error = text;
+    return s;
+}
+
+core::CoordStatus ZkCoordinator::wait(Pending* p, int64_t timeout_ms, const char* what) noexcept {
+    const int64_t deadline = mono_ms() + timeout_ms;
+    core::CoordStatus s;
+    for (;;) {
+        if (p->done) return s;  // the caller reads p->rc
+        const bool abort = should_abort_ != nullptr && should_abort_(abort_arg_);
+        const int64_t left = deadline - mono_ms();
+        if (abort || left <= 0 || expired_) {
+            p->abandoned = true;  // its completion frees it
+            if (expired_) return no_session(what);
+            s.code = abort ? core::CoordCode::Aborted : core::CoordCode::Failed;
+            char text[300];
+            snprintf(text, sizeof(text), "%s: %s (ZooKeeper at %s)", what,
+                     abort ? "abandoned at shutdown" : "no answer within the timeout", options_.hosts.c_str());
+            s.error = text;
+            return s;
+        }
+        pump(left < 50 ? left : 50);
+    }
+}
+
+void ZkCoordinator::close_session() noexcept {
+    if (zh_ != nullptr) {
+        // Runs the completions of abandoned requests (ZCLOSING), which free them.
+        (void)zookeeper_close(zh_);
+        zh_ = nullptr;
+    }
+    session_ = 0;
+    claimed_worker_ = -1;
+    claimed_version_ = 0;
+}
+
+core::CoordStatus ZkCoordinator::ensure_path(const std::string& path) noexcept {
+    // Each component in turn; one that exists is fine.
+    for (size_t at = 1; at <= path.size(); at++) {
+        if (at != path.size() && path[at] != '/') continue;
+        const std::string part = path.substr(0, at);
+        auto* p = new Pending;
+        const int rc = zoo_acreate(zh_, part.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, on_string, p);
+        if (rc != ZOK) {
+            delete p;
+            return status_of(rc, "creating the lease prefix");
+        }
+        core::CoordStatus s = wait(p, options_.timeout_ms, "creating the lease prefix");
+        if (!p->done) return s;
+        const int done_rc = p->rc;
+        delete p;
+        if (done_rc != ZOK && done_rc != ZNODEEXISTS) return status_of(done_rc, "creating the lease prefix");
+    }
+    return core::CoordStatus{};
+}
+
+core::CoordGrant ZkCoordinator::grant(int64_t ttl_ms) noexcept {
+    core::CoordGrant g;
+    close_session();
+    expired_ = false;
+    errno = 0;
+    zh_ = zookeeper_init(options_.hosts.c_str(), &ZkCoordinator::watcher, static_cast<int>(ttl_ms), nullptr, this,
+                         0);
+    if (zh_ == nullptr) {
+        const int e = errno;
+        g.status.code = core::CoordCode::Failed;
+        g.status.error = "could not start a ZooKeeper client for \"" + options_.hosts +
+                         "\": " + (e == EINVAL ? std::string("not a valid connect string (host:port[,host:port...][/chroot])")
+                                               : std::string(std::strerror(e)));
+        return g;
+    }
+    const int64_t deadline = mono_ms() + options_.connect_timeout_ms;
+    while (zoo_state(zh_) != ZOO_CONNECTED_STATE) {
+        const bool abort = should_abort_ != nullptr && should_abort_(abort_arg_);
+        const int64_t left = deadline - mono_ms();
+        if (abort || left <= 0 || expired_) {
+            g.status.code = abort ? core::CoordCode::Aborted : core::CoordCode::Failed;
+            g.status.error = "no ZooKeeper session established with " + options_.hosts + " within " +
+                             std::to_string(options_.connect_timeout_ms) + " ms";
+            close_session();
+            return g;
+        }
+        pump(left < 50 ? left : 50);
+    }
+    const clientid_t* id = zoo_client_id(zh_);
+    session_ = id != nullptr ? id->client_id : 0;
+    g.lease_id = session_;
+    g.ttl_ms = zoo_recv_timeout(zh_);
+    for (const std::string& path : {core::workers_prefix(options_.prefix), options_.prefix + "/marks/"}) {
+        core::CoordStatus s = ensure_path(path.substr(0, path.size() - 1));
+        if (!s.ok()) {
+            g.status = s;
+            close_session();
+            g.lease_id = 0;
+            return g;
+        }
+    }
+    return g;
+}
+
+core::CoordStatus ZkCoordinator::keepalive(int64_t lease_id) noexcept {
+    if (zh_ == nullptr || expired_ || lease_id != session_) return no_session("renewing the session");
+    auto* p = new Pending;
+    p->paths[0] = options_.prefix;
+    zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), -1);
+    const int rc = zoo_amulti(zh_, 1, p->ops, p->results, on_void, p);
+    if (rc != ZOK) {
+        delete p;
+        return status_of(rc, "renewing the session");
+    }
+    core::CoordStatus s = wait(p, options_.timeout_ms, "renewing the session");
+    if (!p->done) return s;
+    const int done_rc = p->rc;
+    delete p;
+    return status_of(done_rc, "renewing the session");
+}
+
+core::CoordStatus ZkCoordinator::release(int64_t lease_id) noexcept {
+    if (zh_ == nullptr || lease_id != session_) return core::CoordStatus{};  // gone already
+    core::CoordStatus s;
+    if (claimed_worker_ >= 0 && !expired_) {
+        // The ephemeral node goes with the session; deleting it first frees
+        // the id even if the close request is lost.
+        auto* p = new Pending;
+        const std::string path = worker_path(claimed_worker_);
+        const int rc = zoo_adelete(zh_, path.c_str(), claimed_version_, on_void, p);
+        if (rc != ZOK) {
+            delete p;
+            s = status_of(rc, "deleting the worker node");
+        } else {
+            s = wait(p, options_.timeout_ms, "deleting the worker node");
+            if (p->done) {
+                const int done_rc = p->rc;
+                delete p;
+                s = done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{}
+                                                                 : status_of(done_rc, "deleting the worker node");
+            }
+        }
+        if (s.code == core::CoordCode::SessionGone) s = core::CoordStatus{};
+    }
+    // The close request waits for the ensemble's answer; when the delete got
+    // none (unreachable, or the shutdown budget spent) the connection is cut
+    // first, so that the close fails at once: the session then ends when it
+    // times out on the servers, as after a crash.
+    if (!s.ok() || expired_) cut_connection();
+    close_session();
+    return s;
+}
+
+void ZkCoordinator::cut_connection() noexcept {
+    if (zh_ == nullptr) return;
+    int fd = -1, interest = 0;
+    struct timeval tv {};
+    (void)zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (fd >= 0) (void)::shutdown(fd, SHUT_RDWR);
+}
+
+core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker) noexcept {
+    if (zh_ == nullptr || expired_) return no_session("freeing the previous run's worker node");
+    const std::string path = worker_path(worker);
+    auto* p = new Pending;
+    int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
+    if (rc != ZOK) {
+        delete p;
+        return status_of(rc, "reading the previous run's worker node");
+    }
+    core::CoordStatus s = wait(p, options_.timeout_ms, "reading the previous run's worker node");
+    if (!p->done) return s;
+    const int get_rc = p->rc;
+    const bool owned = p->has_stat && p->stat.ephemeralOwner == lease_id;
+    const int32_t version = p->stat.version;
+    delete p;
+    if (get_rc == ZNONODE || (get_rc == ZOK && !owned)) return core::CoordStatus{};  // gone or re-taken: claim again
+    if (get_rc != ZOK) return status_of(get_rc, "reading the previous run's worker node");
+    p = new Pending;
+    rc = zoo_adelete(zh_, path.c_str(), version, on_void, p);
+    if (rc != ZOK) {
+        delete p;
+        return status_of(rc, "deleting the previous run's worker node");
+    }
+    s = wait(p, options_.timeout_ms, "deleting the previous run's worker node");
+    if (!p->done) return s;
+    const int del_rc = p->rc;
+    delete p;
+    if (del_rc == ZOK || del_rc == ZNONODE || del_rc == ZBADVERSION) return core::CoordStatus{};
+    return status_of(del_rc, "deleting the previous run's worker node");
+}
+
+core::CoordWorkers ZkCoordinator::list_workers() noexcept {
+    core::CoordWorkers w;
+    if (zh_ == nullptr || expired_) {
+        w.status = no_session("listing worker ids");
+        return w;
+    }
+    const std::string dir = core::workers_prefix(options_.prefix);
+    const std::string parent = dir.substr(0, dir.size() - 1);
+    auto* p = new Pending;
+    const int rc = zoo_aget_children(zh_, parent.c_str(), 0, on_children, p);
+    if (rc != ZOK) {
+        delete p;
+        w.status = status_of(rc, "listing worker ids");
+        return w;
+    }
+    w.status = wait(p, options_.timeout_ms, "listing worker ids");
+    if (!p->done) return w;
+    if (p->rc != ZOK) {
+        w.status = status_of(p->rc, "listing worker ids");
+        delete p;
+        return w;
+    }
+    for (const std::string& name : p->children) core::taken_add(w.taken, core::parse_worker_key(options_.prefix, dir + name));
+    delete p;
+    return w;
+}
+
+core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identity, int64_t lease_id) noexcept {
+    core::CoordClaim c;
+    if (zh_ == nullptr || expired_ || lease_id != session_) {
+        c.status = no_session("claiming a worker id");
+        return c;
+    }
+    const std::string path = worker_path(worker);
+    auto* p = new Pending;
+    int rc = zoo_acreate(zh_, path.c_str(), identity.data(), static_cast<int>(identity.size()), &ZOO_OPEN_ACL_UNSAFE,
+                         ZOO_EPHEMERAL, on_string, p);
+    if (rc != ZOK) {
+        delete p;
+        c.status = status_of(rc, "claiming a worker id");
+        return c;
+    }
+    c.status = wait(p, options_.timeout_ms, "claiming a worker id");
+    if (!p->done) return c;
+    const int create_rc = p->rc;
+    delete p;
+    if (create_rc == ZOK) {
+        c.claimed = true;
+        claimed_worker_ = worker;
+        claimed_version_ = 0;
+        return c;
+    }
+    if (create_rc != ZNODEEXISTS) {
+        c.status = status_of(create_rc, "claiming a worker id");
+        return c;
+    }
+    // Taken: by whom.
+    p = new Pending;
+    rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
+    if (rc != ZOK) {
+        delete p;
+        c.status = status_of(rc, "reading the holder of a worker id");
+        return c;
+    }
+    c.status = wait(p, options_.timeout_ms, "reading the holder of a worker id");
+    if (!p->done) return c;
+    if (p->rc == ZNONODE) {
+        c.status.code = core::CoordCode::Failed;
+        c.status.error = "the worker node " + path + " went away while its holder was read";
+    } else if (p->rc == ZOK) {
+        c.holder_value = p->value;
+        c.holder_lease = p->stat.ephemeralOwner;
+        if (c.holder_lease == session_) {
+            // Created by an earlier claim of ours whose answer was lost.
+            claimed_worker_ = worker;
+            claimed_version_ = p->stat.version;
+        }
+    } else {
+        c.status = status_of(p->rc, "reading the holder of a worker id");
+    }
+    delete p;
+    return c;
+}
+
+core::CoordMarkRead ZkCoordinator::read_mark(int32_t worker) noexcept {
+    core::CoordMarkRead m;
+    if (zh_ == nullptr || expired_) {
+        m.status = no_session("reading the mark");
+        return m;
+    }
+    const std::string path = mark_path(worker);
+    auto* p = new Pending;
+    const int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
+    if (rc != ZOK) {
+        delete p;
+        m.status = status_of(rc, "reading the mark");
+        return m;
+    }
+    m.status = wait(p, options_.timeout_ms, "reading the mark");
+    if (!p->done) return m;
+    if (p->rc == ZNONODE) {
+        m.status = core::CoordStatus{};
+    } else if (p->rc == ZOK) {
+        m.found = true;
+        m.value = p->value;
+        m.revision = int64_t{p->stat.version} + 1;
+    } else {
+        m.status = status_of(p->rc, "reading the mark");
+    }
+    delete p;
+    return m;
+}
+
+core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string& value, int64_t expected_revision,
+                                               int64_t lease_id) noexcept {
+    core::CoordMarkWrite w;
+    if (zh_ == nullptr || expired_ || lease_id != session_) {
+        w.status = no_session("writing the mark");
+        return w;
+    }
+    if (claimed_worker_ != worker) {
+        w.guard_failed = true;  // not ours in this session
+        return w;
+    }
+    auto* p = new Pending;
+    p->paths[0] = worker_path(worker);
+    p->paths[1] = mark_path(worker);
+    p->data = value;
+    zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), claimed_version_);
+    if (expected_revision == 0)
+        zoo_create_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
+                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, p->created_path, sizeof(p->created_path));
+    else
+        zoo_set_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
+                        static_cast<int>(expected_revision - 1), &p->set_stat);
+    const int rc = zoo_amulti(zh_, 2, p->ops, p->results, on_void, p);
+    if (rc != ZOK) {
+        delete p;
+        w.status = status_of(rc, "writing the mark");
+        return w;
+    }
+    w.status = wait(p, options_.timeout_ms, "writing the mark");
+    if (!p->done) return w;
+    const int multi_rc = p->rc;
+    const int guard_rc = p->results[0].err;
+    const int64_t new_revision = expected_revision == 0 ? 1 : int64_t{p->set_stat.version} + 1;
+    delete p;
+    if (multi_rc == ZOK) {
+        w.succeeded = true;
+        w.revision = new_revision;
+        return w;
+    }
+    if (session_rc(multi_rc)) {
+        w.status = status_of(multi_rc, "writing the mark");
+        return w;
+    }
+    if (guard_rc != ZOK && guard_rc != ZRUNTIMEINCONSISTENCY) {
+        w.guard_failed = true;
+        return w;
+    }
+    if (multi_rc != ZBADVERSION && multi_rc != ZNODEEXISTS && multi_rc != ZNONODE) {
+        w.status = status_of(multi_rc, "writing the mark");
+        return w;
+    }
+    // The mark moved: read it as it is now.
+    const core::CoordMarkRead now = read_mark(worker);
+    if (!now.status.ok()) {
+        w.status = now.status;
+        return w;
+    }
+    w.found = now.found;
+    w.current_value = now.value;
+    w.current_revision = now.revision;
+    return w;
+}
+
+}  // namespace snowflake::zk

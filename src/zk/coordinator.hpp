@@ -1,0 +1,109 @@
+// ZooKeeper as the coordinator (core/coordinator.hpp), over Apache
+// ZooKeeper's single-threaded asynchronous C client (libzookeeper_st): no
+// client thread ever runs in the process, and no ZooKeeper protocol is
+// written here. Every call is an asynchronous request whose completion this
+// object waits for by driving the client itself: zookeeper_interest() gives
+// the socket, the events and the client's own timeout (its pings), poll()
+// waits at most 50 ms at a time (the abort hook is polled between slices),
+// zookeeper_process() runs the completions. Between calls the lease driver
+// calls poll() every turn (at most 100 ms apart), so the client's pings and
+// reconnections go on while the worker sleeps.
+//
+// The mapping (core/coordinator.hpp):
+// - lease = the session. grant() opens a new session asking for ttl as its
+//   timeout and reports the timeout the ensemble negotiated; it also creates
+//   <prefix>, <prefix>/workers and <prefix>/marks if they are missing.
+// - keepalive() = a multi with one check op (any version) on <prefix>: a
+//   request that goes through the leader, which refuses it for an expired
+//   session (a read could be answered by a follower that has not yet applied
+//   the session's expiry). Its send time bounds the session's expiry from
+//   below, as an etcd keepalive's does.
+// - claim() = create <prefix>/workers/<id> EPHEMERAL with the node's identity;
+//   if it exists, its data and ephemeralOwner (the holder's session) are
+//   read. The node goes when the session closes or expires.
+// - marks are PERSISTENT <prefix>/marks/<id>; revision = znode version + 1
+//   (0: absent). write_mark() is a multi: check(<prefix>/workers/<id>, the
+//   version we created it with) + setData(mark, expected version) (or create
+//   when absent). The multi runs in our session, which the leader checks: a
+//   node whose session expired cannot write; the worker node check fails if
+//   our node was deleted. (Caveat, written down in docs/zookeeper.md: a
+//   worker node deleted by hand and re-created by another session has the
+//   same version 0; only a live session deleting our node by hand can do
+//   that, which the setup never does.)
+// - release(own session) deletes our worker node and closes the session;
+//   release_other(session, id) deletes <prefix>/workers/<id> only if its
+//   ephemeralOwner is that session (this node's previous run).
+// - Reads after our own create see everything committed before it: a
+//   ZooKeeper server answers a session's requests in order, and a client
+//   never reconnects to a server behind the last zxid it saw.
+#pragma once
+
+#include "../core/coordinator.hpp"
+
+#include <cstdint>
+#include <string>
+
+typedef struct _zhandle zhandle_t;  // <zookeeper/zookeeper.h>
+
+namespace snowflake::zk {
+
+struct Options {
+    std::string hosts;               // snowflake.zookeeper_hosts: host:port[,host:port...][/chroot]
+    std::string prefix;              // snowflake.lease_prefix
+    int64_t timeout_ms = 1000;       // per call
+    int64_t connect_timeout_ms = 3000;  // grant: until the session is established
+};
+
+class ZkCoordinator final : public core::Coordinator {
+public:
+    explicit ZkCoordinator(Options options) noexcept;
+    ~ZkCoordinator() override;
+
+    const char* name() const noexcept override { return "zookeeper"; }
+    std::string lease_text(int64_t lease_id) const noexcept override;
+    void set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept override;
+    void poll() noexcept override;
+
+    core::CoordGrant grant(int64_t ttl_ms) noexcept override;
+    core::CoordStatus keepalive(int64_t lease_id) noexcept override;
+    core::CoordStatus release(int64_t lease_id) noexcept override;
+    core::CoordStatus release_other(int64_t lease_id, int32_t worker) noexcept override;
+    core::CoordWorkers list_workers() noexcept override;
+    core::CoordClaim claim(int32_t worker, const std::string& identity, int64_t lease_id) noexcept override;
+    core::CoordMarkRead read_mark(int32_t worker) noexcept override;
+    core::CoordMarkWrite write_mark(int32_t worker, const std::string& value, int64_t expected_revision,
+                                    int64_t lease_id) noexcept override;
+
+    // The socket the client wants watched now and whether for writing
+    // (-1: none), for a host that sleeps on it between turns.
+    int socket(bool* want_write) noexcept;
+
+    struct Pending;  // one request in flight (zk.cpp)
+
+private:
+    static void watcher(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    // Drives the client until p is done, the timeout passes or the hook
+    // aborts; an unfinished p is left to its completion to free.
+    core::CoordStatus wait(Pending* p, int64_t timeout_ms, const char* what) noexcept;
+    // One round of the client: wait at most wait_ms for its socket.
+    void pump(int64_t wait_ms) noexcept;
+    core::CoordStatus no_session(const char* what) const noexcept;
+    core::CoordStatus status_of(int rc, const char* what) const noexcept;
+    core::CoordStatus ensure_path(const std::string& path) noexcept;
+    void close_session() noexcept;
+    // Shuts the client's socket down, so that a close request fails at once.
+    void cut_connection() noexcept;
+    std::string worker_path(int32_t worker) const;
+    std::string mark_path(int32_t worker) const;
+
+    Options options_;
+    bool (*should_abort_)(void*) = nullptr;
+    void* abort_arg_ = nullptr;
+    zhandle_t* zh_ = nullptr;
+    int64_t session_ = 0;       // the session id once established (0: none)
+    bool expired_ = false;      // the ensemble said the session expired
+    int32_t claimed_worker_ = -1;  // the worker node we created in this session
+    int32_t claimed_version_ = 0;  // its version
+};
+
+}  // namespace snowflake::zk
