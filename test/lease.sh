@@ -4,8 +4,9 @@
 # minimum, to keep the suite short). COORDINATOR=zookeeper runs the same
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
-# cases 1 to 7 and 10 run for both; 8, 9 and 11 drive etcd itself
-# (etcdctl leases, the NOSPACE alarm) and run with etcd only.
+# cases 1 to 7, 10 and 12 run for both; 8, 9 and 11 drive etcd itself
+# (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 stops the
+# ZooKeeper client in a mark write and runs with ZooKeeper only.
 #
 #   1  three nodes with worker_id unset lease three distinct ids, seen in
 #      their stats and in the worker bits of their ids
@@ -39,6 +40,11 @@
 #  12  the worker key deleted by hand (run after 7, on the first cluster):
 #      the node's next mark write fails its guard, it drops the id (ids
 #      fenced) and leases one again under a new lease; ids keep increasing
+#  13  ZooKeeper only: the lease worker stopped (gdb) on its way into a mark
+#      write, the server its client is connected to killed, the worker let
+#      go: the write fails with a connection loss and is retried; the node
+#      keeps its session and refuses no id (a connection loss used to be read
+#      as the worker node's guard failing, and the node dropped its id)
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 # Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
@@ -598,8 +604,54 @@ else
     pg_stop "$Q"
 fi
 
-
 fi  # etcd only: case 11
+
+# ---------------------------------------------------------------------------
+if is_zk; then
+echo "# 13: the server a node is connected to killed during its mark write"
+# The follower killed in case 4 back first, so that a quorum outlives the kill.
+zk_server_start "$F"
+wait_for "server $F serving" 60 zk_serving "${ZK_PORTS[$F]}" || not_ok "13: server $F serves again"
+M=$(node m "snowflake.lease_prefix = '/case13'")
+# The server the node's client is connected to (the peer of the lease
+# worker's socket) must be a follower: killing the leader would stop the
+# ensemble for an election. Its client picks one at random: start again
+# until it is a follower.
+C=
+for attempt in 1 2 3 4 5 6; do
+    start "$M"
+    [ "$attempt" = 1 ] && helpers "$M"
+    wait_for "held" 20 held "$M" || not_ok "13: the node holds a lease" "$(stat_of "$M" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+    LW=$(pgrep -P "$(pg_postmaster_pid "$M")" -f "snowflake worker id lease")
+    peer=$(ss -tnp | awk -v p="pid=$LW," 'index($0, p) { n = split($5, a, ":"); print a[n] }' | head -1)
+    for i in "${!ZK_PORTS[@]}"; do [ "${ZK_PORTS[$i]}" = "$peer" ] && [ "$(zk_mode "$i")" = follower ] && C=$i; done
+    [ -n "$C" ] && break
+    pg_stop "$M"
+done
+if [ -z "$C" ]; then
+    not_ok "13: the node's client is connected to a follower" "lease worker '$LW', peer port '$peer'"
+else
+    S13=$(stat_of "$M" lease_session)
+    : >"$WORK/load13"
+    load "$M" "$WORK/load13"; L=$LOAD_PID
+    # Stopped on its way into the mark write (a multi of 2 ops), the server killed, let go.
+    stall_at "$LW" 'zoo_amulti if $esi == 2' "$WORK"
+    if wait_for "a mark write" 15 stall_hit "$WORK"; then
+        zk_server_kill "$C" KILL
+        stall_release "$WORK"
+        sleep 3
+        is "13: the node keeps its session (the failed write is retried, not taken for a lost id)" \
+            "$(stat_of "$M" "lease_state || ' ' || lease_session")" "held $S13"
+    else
+        stall_release "$WORK"
+        not_ok "13: the lease worker writes its mark within 15 s"
+    fi
+    stop_load "$L"
+    is "13: no id refused" "$(awk '$2 !~ /^[0-9]+$/' "$WORK/load13" | wc -l)" 0
+    cmp_num "13: ids were issued" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load13" | wc -l)" -gt 0
+    pg_stop "$M"
+fi
+fi  # ZooKeeper only: case 13
 pg_cleanup_all
 etcd_stop
 tap_summary

@@ -520,16 +520,17 @@ core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string
         w.revision = new_revision;
         return w;
     }
-    if (session_rc(multi_rc)) {
+    // Only an answer of the ensemble says anything of the guard: a multi
+    // that failed in the client (connection loss, operation timeout) or was
+    // refused as a whole (session moved) reports that same code for each of
+    // its ops, so the check's result is read only when the multi failed on
+    // one of its ops (a version, a missing or existing node).
+    if (multi_rc != ZBADVERSION && multi_rc != ZNODEEXISTS && multi_rc != ZNONODE) {
         w.status = status_of(multi_rc, "writing the mark");
         return w;
     }
     if (guard_rc != ZOK && guard_rc != ZRUNTIMEINCONSISTENCY) {
         w.guard_failed = true;
-        return w;
-    }
-    if (multi_rc != ZBADVERSION && multi_rc != ZNODEEXISTS && multi_rc != ZNONODE) {
-        w.status = status_of(multi_rc, "writing the mark");
         return w;
     }
     // The mark moved: read it as it is now.
