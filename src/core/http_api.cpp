@@ -3,8 +3,9 @@
 #include "http_api.hpp"
 
 #include "ascii.hpp"
-#include "epoch.hpp"
 #include "layout.hpp"
+#include "text.hpp"
+#include "time.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -92,57 +93,9 @@ struct Writer {
             }
         }
     }
-    // A JSON string: quotes, backslash and control characters escaped; bytes
-    // that are not well-formed UTF-8 replaced with U+FFFD.
+    // A JSON string literal (text.hpp).
     void json_string(const char* s) noexcept {
-        ch('"');
-        const auto* p = reinterpret_cast<const unsigned char*>(s);
-        while (*p != 0) {
-            const unsigned char c = *p;
-            if (c == '"' || c == '\\') {
-                ch('\\');
-                ch(static_cast<char>(c));
-                p++;
-            } else if (c < 0x20 || c == 0x7f) {
-                static const char hex[] = "0123456789abcdef";
-                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-                raw(esc, 6);
-                p++;
-            } else if (c < 0x80) {
-                ch(static_cast<char>(c));
-                p++;
-            } else {
-                const size_t n = utf8_length(p);
-                if (n == 0) {
-                    str("\\ufffd");
-                    p++;
-                } else {
-                    raw(reinterpret_cast<const char*>(p), n);
-                    p += n;
-                }
-            }
-        }
-        ch('"');
-    }
-    // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
-    // forms, no surrogates, at most U+10FFFF), or 0.
-    static size_t utf8_length(const unsigned char* p) noexcept {
-        const unsigned char c = p[0];
-        auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
-        if (c >= 0xC2 && c <= 0xDF) return cont(p[1]) ? 2 : 0;
-        if (c >= 0xE0 && c <= 0xEF) {
-            if (!cont(p[1]) || !cont(p[2])) return 0;
-            if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
-            if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
-            return 3;
-        }
-        if (c >= 0xF0 && c <= 0xF4) {
-            if (!cont(p[1]) || !cont(p[2]) || !cont(p[3])) return 0;
-            if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
-            if (c == 0xF4 && p[1] >= 0x90) return 0;  // past U+10FFFF
-            return 4;
-        }
-        return 0;
+        write_json_string(s, [this](const char* bytes, size_t n) { raw(bytes, n); });
     }
     size_t finish() noexcept {
         if (overflow || len >= cap) return 0;
@@ -547,43 +500,6 @@ size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count
     return w.finish();
 }
 
-size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept {
-    const int64_t days = floor_div(unix_ms, 86400000);
-    const int64_t ms_of_day = unix_ms - days * 86400000;
-    const CivilDate d = civil_from_days(days);
-    Writer w(buf, cap);
-    int64_t year = d.year;
-    if (year < 0) {
-        w.ch('-');
-        year = -year;
-    } else if (year > 9999) {
-        w.ch('+');
-    }
-    auto two = [&w](int64_t v) {
-        w.ch(static_cast<char>('0' + v / 10));
-        w.ch(static_cast<char>('0' + v % 10));
-    };
-    if (year < 1000) w.ch('0');
-    if (year < 100) w.ch('0');
-    if (year < 10) w.ch('0');
-    w.i64(year);
-    w.ch('-');
-    two(d.month);
-    w.ch('-');
-    two(d.day);
-    w.ch('T');
-    two(ms_of_day / 3600000);
-    w.ch(':');
-    two(ms_of_day / 60000 % 60);
-    w.ch(':');
-    two(ms_of_day / 1000 % 60);
-    w.ch('.');
-    w.ch(static_cast<char>('0' + ms_of_day % 1000 / 100));
-    two(ms_of_day % 100);
-    w.ch('Z');
-    return w.finish();
-}
-
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept {
     const Fields f = decompose(id);
     char ts[40];
@@ -918,17 +834,6 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
                   behind);
     if (h.requests != nullptr) request_metrics(w, *h.requests);
     return w.finish();
-}
-
-void format_uuid(char* out, const Uuid& u) noexcept {
-    static const char hex[] = "0123456789abcdef";
-    size_t j = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
-        out[j++] = hex[u.bytes[i] >> 4];
-        out[j++] = hex[u.bytes[i] & 15];
-    }
-    out[j] = '\0';
 }
 
 // --- time limits on clients -------------------------------------------------

@@ -14,6 +14,8 @@
 #include "pure.hpp"
 
 #include "stats_snapshot.hpp"
+#include "text.hpp"  // format_uuid
+#include "time.hpp"  // format_rfc3339_ms
 #include "uuid.hpp"
 
 #include <cstddef>
@@ -304,11 +306,5 @@ struct Health {
 // metric's HELP ends with "(snowflake_stats.COLUMN)" naming the column it
 // shows, when it shows one.
 size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept;
-
-// RFC 3339 UTC with milliseconds, "2025-01-01T00:00:00.000Z"; at most 31
-// bytes with the NUL. Years outside 0..9999 get a sign and more digits.
-size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept;
-// Canonical 8-4-4-4-12 lower-case text, 36 bytes plus NUL.
-void format_uuid(char* out37, const Uuid& u) noexcept;
 
 }  // namespace snowflake::core::http

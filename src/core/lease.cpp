@@ -1,6 +1,7 @@
 #include "lease.hpp"
 
 #include "generator.hpp"
+#include "time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +12,6 @@ namespace snowflake::core {
 
 namespace {
 
-constexpr int64_t kNsPerMs = 1000000;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinRetryMs = 250;
 constexpr int64_t kMinKeepaliveGapNs = 100 * kNsPerMs;
@@ -518,19 +518,6 @@ namespace {
 
 constexpr std::string_view kIdentityTag = "snowflake-node";
 
-// Days since 1970-01-01 to a proleptic Gregorian date.
-void civil_from_days(int64_t z, int64_t* y, int* m, int* d) {
-    z += 719468;
-    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const int64_t doe = z - era * 146097;
-    const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const int64_t mp = (5 * doy + 2) / 153;
-    *d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-    *m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2 ? 1 : 0);
-}
-
 std::string printable(std::string_view s, size_t max_len) {
     std::string out;
     for (char c : s.substr(0, std::min(s.size(), max_len))) {
@@ -612,18 +599,10 @@ std::string describe_holder(std::string_view value) noexcept {
     if (!decode_node_identity(value, &n)) {
         return "a holder that is not a snowflake node (its key holds \"" + printable(value, 80) + "\")";
     }
-    const int64_t ms = n.started_unix_ms;
-    constexpr int64_t kMsPerDay = 86400000;
-    const int64_t days = floor_div(ms, kMsPerDay);
-    const int64_t ms_of_day = ms % kMsPerDay < 0 ? ms % kMsPerDay + kMsPerDay : ms % kMsPerDay;
-    int64_t y = 0;
-    int mo = 0, d = 0;
-    civil_from_days(days, &y, &mo, &d);
-    const int64_t secs = ms_of_day / 1000;
+    const UtcTime t = utc_from_unix_ms(n.started_unix_ms);
     char when[64];
-    std::snprintf(when, sizeof when, "%04lld-%02d-%02d %02d:%02d:%02d UTC", static_cast<long long>(y),
-                  mo, d, static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60),
-                  static_cast<int>(secs % 60));
+    std::snprintf(when, sizeof when, "%04lld-%02d-%02d %02d:%02d:%02d UTC", static_cast<long long>(t.date.year),
+                  t.date.month, t.date.day, t.hour, t.minute, t.second);
     return "host " + printable(n.host, 255) + " port " + std::to_string(n.port) +
            " (system identifier " + std::to_string(n.system_identifier) + ", started " + when + ")";
 }
