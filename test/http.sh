@@ -227,7 +227,7 @@ case_1() {
     for col in $cols; do
         grep -Eq "^# HELP .*[( ]snowflake_stats\.$col[),]" <<<"$BODY" || missing="$missing $col"
     done
-    is "1: every column of snowflake_stats has a metric (add one in format_metrics())" "${missing# }" ""
+    is "1: every column of snowflake_stats has a metric (add a row to src/core/stats_columns.hpp)" "${missing# }" ""
     # docs/prometheus-queries.yaml and the sql_exporter collector: test/monitoring.sh.
     is "1: ... ids_issued_total equals snowflake_stats.ids_issued" \
         "$(awk '$1 == "snowflake_ids_issued_total" { print $2 }' <<<"$BODY")" "$(pg_val "$A" "SELECT ids_issued FROM snowflake_stats")"

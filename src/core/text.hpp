@@ -7,7 +7,10 @@
 
 #include "uuid.hpp"
 
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -52,6 +55,54 @@ void write_json_string(std::string_view s, Out&& out) noexcept {
     }
     out("\"", 1);
 }
+
+// Appends to a caller-provided buffer without allocating (the HTTP
+// endpoint's answers); once something does not fit, everything after it is
+// dropped and finish() returns 0, never a truncated document.
+struct BufWriter {
+    char* buf;
+    size_t cap;
+    size_t len = 0;
+    bool overflow = false;
+
+    BufWriter(char* b, size_t c) noexcept : buf(b), cap(c) {}
+
+    // Appends n bytes.
+    void raw(const char* s, size_t n) noexcept {
+        if (overflow || n > cap - len) {
+            overflow = true;
+            return;
+        }
+        std::memcpy(buf + len, s, n);
+        len += n;
+    }
+    // Appends a NUL-terminated string.
+    void str(const char* s) noexcept { raw(s, std::strlen(s)); }
+    // Appends one byte.
+    void ch(char c) noexcept { raw(&c, 1); }
+    // Appends a signed decimal.
+    void i64(int64_t v) noexcept {
+        char tmp[24];
+        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
+        raw(tmp, static_cast<size_t>(r.ptr - tmp));
+    }
+    // Appends an unsigned decimal.
+    void u64(uint64_t v) noexcept {
+        char tmp[24];
+        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
+        raw(tmp, static_cast<size_t>(r.ptr - tmp));
+    }
+    // Appends a JSON string literal (write_json_string).
+    void json_string(const char* s) noexcept {
+        write_json_string(s, [this](const char* bytes, size_t n) { raw(bytes, n); });
+    }
+    // NUL-terminates; the length, or 0 if anything did not fit.
+    size_t finish() noexcept {
+        if (overflow || len >= cap) return 0;
+        buf[len] = '\0';
+        return len;
+    }
+};
 
 // The same into a new string.
 std::string json_string(std::string_view s) noexcept;

@@ -54,6 +54,8 @@
 #include <unistd.h>
 
 #include "../core/http_api.hpp"
+#include "../core/http_limits.hpp"
+#include "../core/prometheus.hpp"
 #include "snowflake.hpp"
 
 extern "C" {
@@ -454,7 +456,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
         case http::Endpoint::IdsBatch:
         case http::Endpoint::UuidsBatch:
             if (!http::parse_count(args.counts, args.count, &count)) {
-                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", "count must be a number from 1 to 10000",
+                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", http::kCountMessage.text,
                             "Give count once, as decimal digits; without it, one value is returned.");
                 return;
             }

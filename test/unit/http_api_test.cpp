@@ -1,5 +1,7 @@
 // The HTTP endpoint's pure decisions and formats (core/http_api.hpp).
 #include "core/http_api.hpp"
+#include "core/http_limits.hpp"
+#include "core/prometheus.hpp"
 
 #include <gtest/gtest.h>
 
