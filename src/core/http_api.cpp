@@ -391,6 +391,8 @@ size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix
     w.i64(f.worker);
     w.str(",\"sequence\":");
     w.i64(f.sequence);
+    w.str(",\"ms_since_epoch\":");
+    w.i64(f.ms);
     w.ch('}');
     return w.finish();
 }

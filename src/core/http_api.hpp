@@ -181,8 +181,10 @@ constexpr size_t uuids_json_capacity(int32_t count) noexcept {
 size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count) noexcept;
 // {"uuids":["0190...","..."]}
 size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept;
-// {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N}
-// under the epoch given in Unix milliseconds.
+// {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N,
+//  "ms_since_epoch":N} under the epoch given in Unix milliseconds: the
+// decoded-id vocabulary (docs/reference.md, "Decoded ids") that the
+// inspector's JSON shares.
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
 // {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
 // hint may be nullptr or empty (left out). Strings are escaped; bytes that

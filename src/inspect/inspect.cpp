@@ -412,6 +412,9 @@ std::string format_json(const Decoded& d) noexcept {
                  "\",\"ms_since_epoch\":" + to_string(d.ms) + ",\"worker\":" + std::to_string(d.worker) +
                  ",\"sequence\":" + std::to_string(d.sequence) + ",\"epoch\":\"" +
                  format_time(d.epoch_unix_us) + "\"";
+            // The shared vocabulary of a decoded id (as HTTP's), after the
+            // older names, which stay; the preset's halves come last.
+            s += ",\"timestamp\":\"" + format_time(d.unix_us) + "\",\"worker_id\":" + std::to_string(d.worker);
             if (d.preset != Preset::None)
                 s += std::string(",\"") + high_name(d.preset) + "\":" + std::to_string(d.worker_high) + ",\"" +
                      low_name(d.preset) + "\":" + std::to_string(d.worker_low);
@@ -419,7 +422,8 @@ std::string format_json(const Decoded& d) noexcept {
             break;
         case Kind::Uuid:
             s += ",\"type\":\"uuidv7\",\"uuid\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
-                 "\",\"unix_ms\":" + to_string(core::floor_div(d.unix_us, core::kUsPerMs)) + "}";
+                 "\",\"unix_ms\":" + to_string(core::floor_div(d.unix_us, core::kUsPerMs)) +
+                 ",\"timestamp\":\"" + format_time(d.unix_us) + "\"}";
             break;
         case Kind::Invalid:
             s += ",\"type\":\"invalid\",\"error\":" + json_string(d.error) + "}";
