@@ -5,46 +5,39 @@
 #include "text.hpp"
 #include "time.hpp"
 
+#include <type_traits>
+
 namespace snowflake::core::http {
 namespace {
 
-// Seconds from milliseconds, exact: "1.5", "0.001", "-2".
-void seconds_from_ms(BufWriter& w, int64_t ms) noexcept {
-    if (ms < 0) {
+// v in units of 10^-digits seconds (digits 0 to 6) as exact decimal
+// seconds, trailing zeros dropped: "1.5", "0.00025", "-2".
+void exact_seconds(BufWriter& w, int64_t v, int digits) noexcept {
+    int64_t per_second = 1;
+    for (int k = 0; k < digits; k++) per_second *= 10;
+    if (v < 0) {
         w.ch('-');
-        ms = -ms;  // ms is far from INT64_MIN here (times and durations)
+        v = -v;  // v is far from INT64_MIN here (times and durations)
     }
-    w.i64(ms / kMsPerS);
-    if (ms % kMsPerS != 0) {
-        char frac[4] = {static_cast<char>('0' + ms % 1000 / 100),
-                        static_cast<char>('0' + ms % 100 / 10), static_cast<char>('0' + ms % 10), 0};
-        size_t n = 3;
-        while (frac[n - 1] == '0') n--;
-        w.ch('.');
-        w.raw(frac, n);
+    w.i64(v / per_second);
+    int64_t f = v % per_second;
+    if (f == 0) return;
+    char frac[6];
+    for (int k = digits - 1; k >= 0; k--) {
+        frac[k] = static_cast<char>('0' + f % 10);
+        f /= 10;
     }
+    size_t n = static_cast<size_t>(digits);
+    while (frac[n - 1] == '0') n--;
+    w.ch('.');
+    w.raw(frac, n);
 }
 
-// Seconds from microseconds, exact: "0.00025", "2.5".
-void seconds_from_us(BufWriter& w, int64_t us) noexcept {
-    if (us < 0) {
-        w.ch('-');
-        us = -us;
-    }
-    w.i64(us / kUsPerS);
-    if (us % kUsPerS != 0) {
-        char frac[7];
-        int64_t f = us % kUsPerS;
-        for (int k = 5; k >= 0; k--) {
-            frac[k] = static_cast<char>('0' + f % 10);
-            f /= 10;
-        }
-        size_t n = 6;
-        while (frac[n - 1] == '0') n--;
-        w.ch('.');
-        w.raw(frac, n);
-    }
-}
+// Seconds from milliseconds, exact.
+void seconds_from_ms(BufWriter& w, int64_t ms) noexcept { exact_seconds(w, ms, 3); }
+
+// Seconds from microseconds, exact.
+void seconds_from_us(BufWriter& w, int64_t us) noexcept { exact_seconds(w, us, 6); }
 
 // A Prometheus label value: backslash, double quote and newline escaped,
 // other control characters dropped.
@@ -81,20 +74,28 @@ void metric_head(BufWriter& w, const char* name, const char* type, const char* h
     w.ch('\n');
 }
 
-void counter(BufWriter& w, const char* name, const char* help, const char* column, uint64_t v) {
-    metric_head(w, name, "counter", help, column);
+// One sample line without labels: "name value".
+template <class Int>
+void sample(BufWriter& w, const char* name, Int v) {
     w.str(name);
     w.ch(' ');
-    w.u64(v);
+    if constexpr (std::is_signed_v<Int>)
+        w.i64(v);
+    else
+        w.u64(v);
     w.ch('\n');
 }
 
+// A counter: HELP, TYPE and its sample.
+void counter(BufWriter& w, const char* name, const char* help, const char* column, uint64_t v) {
+    metric_head(w, name, "counter", help, column);
+    sample(w, name, v);
+}
+
+// A gauge of an integer: HELP, TYPE and its sample.
 void gauge_int(BufWriter& w, const char* name, const char* help, const char* column, int64_t v) {
     metric_head(w, name, "gauge", help, column);
-    w.str(name);
-    w.ch(' ');
-    w.i64(v);
-    w.ch('\n');
+    sample(w, name, v);
 }
 
 // A gauge in seconds from milliseconds; no sample when present is false.
@@ -122,12 +123,7 @@ void column_metric(BufWriter& w, const StatsColumn& c, const StatsSnapshot& s) {
             return;
         case MetricKind::GaugeBool:
             metric_head(w, c.metric, "gauge", c.help, c.column);
-            if (v.present) {
-                w.str(c.metric);
-                w.ch(' ');
-                w.i64(v.n != 0 ? 1 : 0);
-                w.ch('\n');
-            }
+            if (v.present) sample(w, c.metric, int64_t{v.n != 0 ? 1 : 0});
             return;
         case MetricKind::Seconds:
             gauge_seconds(w, c.metric, c.help, c.column, v.n, v.present);
