@@ -26,6 +26,7 @@ public:
         bool allowed = true;
         int64_t retry_after_s = 0;
     };
+    // Lets a request of count ids through, or says how long to wait.
     Verdict take(int64_t count, int64_t now_us) noexcept;
 
 private:

@@ -27,6 +27,7 @@ constexpr int kDurationBuckets = sizeof(kDurationBucketsUs) / sizeof(kDurationBu
 class RequestStats {
 public:
     static constexpr int kMaxCodes = 24;
+    // Counts one answer: its endpoint, status code and duration.
     void record(Endpoint e, int status, int64_t duration_us) noexcept;
     // Ids and UUIDs handed out by the batch endpoints (taken from the
     // generator, whether or not the answer reached the client).
@@ -45,6 +46,7 @@ public:
         uint64_t count = 0;
         int64_t sum_us = 0;
     };
+    // The counts of one endpoint.
     const PerEndpoint& of(Endpoint e) const noexcept { return per_[static_cast<int>(e)]; }
 
 private:

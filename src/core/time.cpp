@@ -34,6 +34,13 @@ CivilDate civil_from_days(int64_t days) noexcept {
 
 namespace {
 
+// a mod b in [0, b) for b > 0, without the overflow of a - floor_div(a, b) * b
+// at the ends of the range.
+int64_t floor_mod(int64_t a, int64_t b) noexcept {
+    const int64_t r = a % b;
+    return r < 0 ? r + b : r;
+}
+
 // The fields of a day count and the microseconds into that day.
 UtcTime utc_fields(int64_t days, int64_t us_of_day) noexcept {
     const int64_t second_of_day = us_of_day / kUsPerS;
@@ -45,13 +52,12 @@ UtcTime utc_fields(int64_t days, int64_t us_of_day) noexcept {
 }  // namespace
 
 UtcTime utc_from_unix_us(int64_t unix_us) noexcept {
-    const int64_t days = floor_div(unix_us, kMsPerDay * kUsPerMs);
-    return utc_fields(days, unix_us - days * kMsPerDay * kUsPerMs);
+    constexpr int64_t kUsPerDay = kMsPerDay * kUsPerMs;
+    return utc_fields(floor_div(unix_us, kUsPerDay), floor_mod(unix_us, kUsPerDay));
 }
 
 UtcTime utc_from_unix_ms(int64_t unix_ms) noexcept {
-    const int64_t days = floor_div(unix_ms, kMsPerDay);
-    return utc_fields(days, (unix_ms - days * kMsPerDay) * kUsPerMs);
+    return utc_fields(floor_div(unix_ms, kMsPerDay), floor_mod(unix_ms, kMsPerDay) * kUsPerMs);
 }
 
 size_t format_rfc3339(char* buf, size_t cap, const UtcTime& t, Rfc3339Style style) noexcept {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 using namespace snowflake::core;
@@ -30,6 +31,17 @@ TEST(Time, UtcFields) {
     EXPECT_EQ(m.date.month, 2);
     EXPECT_EQ(m.date.day, 29);
     EXPECT_EQ(m.micros, 50000);
+}
+
+TEST(Time, EndsOfTheRange) {
+    // No overflow at the ends (the sanitized build checks).
+    for (const int64_t v : {INT64_MIN, INT64_MAX}) {
+        const UtcTime m = utc_from_unix_ms(v);
+        const UtcTime u = utc_from_unix_us(v);
+        EXPECT_TRUE(m.hour >= 0 && m.hour < 24 && m.micros >= 0 && m.micros < 1000000);
+        EXPECT_TRUE(u.hour >= 0 && u.hour < 24 && u.micros >= 0 && u.micros < 1000000);
+    }
+    EXPECT_EQ(utc_from_unix_ms(INT64_MIN).micros, 192000);  // ...808 ms into its second
 }
 
 TEST(Time, Rfc3339Styles) {
