@@ -199,8 +199,11 @@ case_1() {
     is "1: ... the same as snowflake_decode()" \
         "$(jq -r '[.id, .timestamp, .worker_id, .sequence] | join(" ")' <<<"$BODY")" \
         "$(pg_val "$A" "SELECT '$sqlid ' || to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || worker_id || ' ' || sequence FROM snowflake_decode($sqlid)")"
+    json_is "1: ... ms_since_epoch, the id's milliseconds since the epoch (id >> 22)" .ms_since_epoch \
+        "$(pg_val "$A" "SELECT $sqlid >> 22")"
     req "$A" /v1/ids/0
     json_is "1: /v1/ids/0 is the epoch" .timestamp 2025-01-01T00:00:00.000Z
+    json_is "1: ... 0 ms since it" .ms_since_epoch 0
     req "$A" /v1/ids/9223372036854775807
     json_is "1: /v1/ids/INT64_MAX decodes" '.worker_id, .sequence' $'1023\n4095'
     req "$A" /v1/ids/123 -I
@@ -214,7 +217,7 @@ case_1() {
     for col in $cols; do
         grep -Eq "^# HELP .*[( ]snowflake_stats\.$col[),]" <<<"$BODY" || missing="$missing $col"
     done
-    is "1: every column of snowflake_stats has a metric (add one in format_metrics())" "${missing# }" ""
+    is "1: every column of snowflake_stats has a metric (add a row to src/core/stats_columns.hpp)" "${missing# }" ""
     # docs/prometheus-queries.yaml and the sql_exporter collector: test/monitoring.sh.
     is "1: ... ids_issued_total equals snowflake_stats.ids_issued" \
         "$(awk '$1 == "snowflake_ids_issued_total" { print $2 }' <<<"$BODY")" "$(pg_val "$A" "SELECT ids_issued FROM snowflake_stats")"

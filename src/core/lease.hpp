@@ -1,4 +1,5 @@
-// Worker ids leased from etcd: the decisions, without the network.
+// Worker ids leased from etcd: the lease state machine (grant, claim, mark
+// read, keepalive, expiry, retries), without the network.
 //
 // Pure: the caller passes in the time (a monotonic clock in nanoseconds for
 // everything about the lease, id-space milliseconds for marks), performs the
@@ -26,6 +27,11 @@
 //     on the worker key still being attached to the writer's lease, so an
 //     old holder that lost the id cannot move it any more.
 //
+// The other halves of leasing, each in its own file: handover.hpp (where a
+// new holder starts, how far ids may be issued: the marks), etcd_schema.hpp
+// (the keys and values in etcd, and the node identity a worker key holds),
+// endpoints.hpp (snowflake.etcd_endpoints).
+//
 // Who drives it: the lease driver, src/etcd/lease_driver.hpp, the one loop
 // (grant, list, claim, revoke of this node's previous run, read the mark and
 // hand over, keepalive, the etcd mark's renewal with plan_reservation() of
@@ -47,13 +53,10 @@
 #include "pure.hpp"
 
 #include "layout.hpp"
-#include "mark.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
-#include <vector>
 
 namespace snowflake::core {
 
@@ -94,7 +97,7 @@ enum class LeaseAction {
     KeepAlive,    // client.keepalive(lease_id)
     Revoke,       // client.revoke(revoke_lease): this node's earlier lease holds the candidate
 };
-const char* lease_action_name(LeaseAction a) noexcept;
+const char* lease_action_name(LeaseAction a) noexcept;  // "wait", "grant", "list workers", ...
 
 // What the last failure was, as a bounded word for metric labels
 // (snowflake_lease_last_error_info{reason}); the sentence is last_error.
@@ -162,6 +165,7 @@ bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noex
 bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 
 // Outcomes. send_ns is the monotonic time just before the request was sent.
+// A lease was granted: claim an id under it next.
 void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                        int64_t send_ns, int64_t now_ns) noexcept;
 // The worker ids found under <prefix>/workers/ (parse_worker_key of each key).
@@ -178,6 +182,7 @@ bool taken_has(const TakenIds& t, int32_t worker) noexcept;
 // Static: the static id.
 int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                             uint32_t random_value) noexcept;
+// The claim of l.candidate succeeded: read its mark next.
 void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // The claim's compare failed: the key exists. holder_text is its value (a
 // node identity, or anything: it is only described), holder_lease its lease.
@@ -195,7 +200,9 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
                           std::string_view own_identity = {}) noexcept;
 // The lease in revoke_lease is revoked (or was not found): claim again.
 void lease_on_revoked(Lease& l, int64_t now_ns) noexcept;
+// The claimed id's mark was read and handed over: Held.
 void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+// A keepalive sent at send_ns was confirmed: the deadline moves on.
 void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
                            int64_t now_ns) noexcept;
 // keepalive answered TTL 0, or a call said the lease is not found: the key
@@ -205,6 +212,7 @@ void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexc
 // Held stays Held until the deadline; the step is retried with backoff.
 void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
                       int64_t now_ns) noexcept;
+// The server stops: no more ids, no more steps (see plan_shutdown).
 void lease_on_shutdown(Lease& l) noexcept;
 
 // Delay before retrying after n >= 1 consecutive failures: 250 ms doubling,
@@ -216,91 +224,7 @@ struct ShutdownPlan {
     bool write_exact_mark = false;  // we still hold the id: hand over the exact mark
     bool revoke = false;            // a lease exists: revoke it
 };
+// What a clean shutdown still owes etcd: the exact mark, the revoke.
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
-
-// ---------------------------------------------------------------------------
-// Marks and hand-over (id-space milliseconds)
-
-// The etcd mark's window: renewed when less than half of it is left, by this
-// much from the old end (plan_reservation), so the mark is 0.5 to 1.5 of it
-// (2.5 to 7.5 s) ahead of the clock. Larger than the local window because a
-// write is a network round trip. A new holder after a crash waits out at
-// most 1.5 times this long (plan_handover's grace), less the TTL it already
-// waited for the lease to expire.
-constexpr int64_t kEtcdMarkWindowMs = 5000;
-
-struct Handover {
-    int64_t floor_ms = -1;  // the generator starts above this (state_after)
-    int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
-};
-// floor = max(local, etcd); the grace is how far a reservation that reaches
-// the floor can lie past its writer's clock: the local window as given (the
-// mark file records its lead), 1.5 etcd windows for the etcd mark (renewed
-// from its old end); a clean mark is exact: no grace. etcd_mark_is_ours:
-// the etcd mark's mod revision is the one this process's own last write of
-// it returned (it lost the lease and got the same id back): nobody else
-// issued under that id since, so the process's own position (pass the
-// generator's last_ms as an exact local mark) is the floor and the etcd
-// reservation is not waited out.
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms, bool etcd_mark_is_ours = false) noexcept;
-
-// Ids may be issued up to min(local reservation, etcd reservation).
-constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
-                                 int64_t etcd_reserved_until_ms) noexcept {
-    return local_reserved_until_ms < etcd_reserved_until_ms ? local_reserved_until_ms
-                                                            : etcd_reserved_until_ms;
-}
-
-// The mark written at a clean shutdown, after ids stopped: the generator's
-// last_ms (which starts at the hand-over floor, so it is never below an
-// earlier holder's mark), flagged exact.
-Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept;
-
-// Text of the etcd mark: "<ms> reserved" or "<ms> exact".
-std::string encode_etcd_mark(const Mark& m) noexcept;
-bool decode_etcd_mark(std::string_view text, Mark* out) noexcept;
-
-// ---------------------------------------------------------------------------
-// Keys
-
-std::string worker_key(std::string_view prefix, int32_t worker) noexcept;  // <prefix>/workers/<id>
-std::string workers_prefix(std::string_view prefix) noexcept;              // <prefix>/workers/
-std::string mark_key(std::string_view prefix, int32_t worker) noexcept;    // <prefix>/marks/<id>
-// The id of a key under <prefix>/workers/, or -1 if it is not one.
-int32_t parse_worker_key(std::string_view prefix, std::string_view key) noexcept;
-// snowflake.lease_prefix: starts with '/', no trailing '/', printable ASCII
-// without spaces, at most 200 bytes. On false, *reason is a sentence.
-bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept;
-
-// ---------------------------------------------------------------------------
-// The node identity stored in a worker key: one line of text,
-//   snowflake-node host=<host> port=<port> system_identifier=<u64> started_unix_ms=<i64>
-//     data_directory=<path>
-// Unknown fields are ignored when decoding (later versions may add some).
-
-struct NodeIdentity {
-    std::string host;                // control characters and spaces become '_'
-    int32_t port = 0;                // 1..65535
-    uint64_t system_identifier = 0;  // pg_control's
-    int64_t started_unix_ms = 0;     // postmaster start time
-    std::string data_directory;      // as host: control characters and spaces become '_'; "" if absent
-};
-// Both name the same node: host, port, system identifier and a data
-// directory (which older versions did not record) all equal.
-bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept;
-std::string encode_node_identity(const NodeIdentity& n) noexcept;
-bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept;
-// "host db1 port 5432 (system identifier 7312..., started 2026-12-01 03:44:47 UTC)";
-// for a value that is not an identity, a quoted, truncated copy of it.
-std::string describe_holder(std::string_view value) noexcept;
-
-// ---------------------------------------------------------------------------
-// snowflake.etcd_endpoints: "http://host:port[,http://host:port...]"; spaces
-// around entries are allowed. host is a name, an IPv4 address or [IPv6].
-// An empty (or all-space) string gives no endpoints (leasing off).
-constexpr size_t kMaxEndpoints = 16;
-bool parse_endpoints(std::string_view text, std::vector<std::string>* out,
-                     std::string* reason) noexcept;
 
 }  // namespace snowflake::core

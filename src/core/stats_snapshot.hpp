@@ -1,13 +1,13 @@
 // The values of snowflake_stats as plain data: one snapshot, taken under the
 // lock by the glue (stats.cpp, take_stats_snapshot()), is what both the SQL
 // function snowflake_stats() and the HTTP endpoint /metrics
-// (http_api.hpp, format_metrics()) turn into output, so the two never
-// disagree.
+// (prometheus.hpp, format_metrics()) turn into output, both through the one
+// table of columns in stats_columns.hpp, so the two never disagree.
 //
 // Adding a statistic: one field here, one line where stats.cpp fills the
-// snapshot, one column in stats.cpp's SQL output, one metric in
-// http_api.cpp's format_metrics(). test/http.sh fails while a column of
-// snowflake_stats has no metric.
+// snapshot, one row in stats_columns.hpp, and the column in both SQL
+// scripts. test/http.sh fails while a column of snowflake_stats has no
+// metric.
 #pragma once
 
 #include "pure.hpp"

@@ -1,6 +1,7 @@
 #include "lease_driver.hpp"
 
 #include "../core/reservation.hpp"
+#include "../core/time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +11,7 @@ namespace snowflake::etcd {
 
 namespace {
 
-constexpr int64_t kNsPerMs = 1000000;
+using core::kNsPerMs;
 
 Options with_abort_hook(Options o, bool (*hook)(void*), void* arg) noexcept {
     o.should_abort = hook;

@@ -41,6 +41,8 @@
 // a clock of its own: the host's callbacks must not raise errors either.
 #pragma once
 
+#include "../core/etcd_schema.hpp"
+#include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "client.hpp"

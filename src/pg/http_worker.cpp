@@ -56,9 +56,11 @@
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
+#include "../core/http_limits.hpp"
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/prometheus.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"
 #include "http_worker.hpp"
@@ -410,7 +412,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
         case http::Endpoint::IdsBatch:
         case http::Endpoint::UuidsBatch:
             if (!http::parse_count(args.counts, args.count, &count)) {
-                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", "count must be a number from 1 to 10000",
+                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", http::kCountMessage.text,
                             "Give count once, as decimal digits; without it, one value is returned.");
                 return;
             }

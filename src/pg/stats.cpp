@@ -8,6 +8,7 @@
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
+#include "../core/stats_columns.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "stats.hpp"
 #include "clock.hpp"
@@ -123,66 +124,27 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "return type must be a row type");
 
+    // One column per row of core::kStatsColumns, in order; /metrics shows the
+    // same snapshot from the same table (core/prometheus.cpp).
+    if (tupdesc->natts != core::kStatsColumnCount)
+        elog(ERROR, "snowflake_stats: expected %d columns, got %d", core::kStatsColumnCount, tupdesc->natts);
     const sp::StatsSnapshot s = sp::take_stats_snapshot();
-    const TimestampTz epoch = s.epoch_unix_us - sp::kPgEpochUnixUs;
-    auto id_time = [epoch](int64_t ms) { return TimestampTzGetDatum(epoch + ms * 1000); };
-
-    // One line per column of snowflake_stats, in order; /metrics shows the
-    // same snapshot (core/http_api.cpp, format_metrics()).
-    Datum values[25];
-    bool nulls[25] = {false};
-    int i = 0;
-    if (s.worker_id >= 0)
-        values[i++] = Int32GetDatum(s.worker_id);
-    else
-        nulls[i++] = true;
-    values[i++] = TimestampTzGetDatum(epoch);
-    values[i++] = Int64GetDatum(static_cast<int64>(s.ids_issued));
-    if (s.last_ms >= 0)
-        values[i++] = id_time(s.last_ms);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.overflow_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_events));
-    values[i++] = Int64GetDatum(s.generator.clock_backwards_max_ms);
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_errors));
-    values[i++] = TimestampTzGetDatum(s.since_unix_us - sp::kPgEpochUnixUs);
-    if (s.reserved_until_ms >= 0)
-        values[i++] = id_time(s.reserved_until_ms);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.reservations));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.startup_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_window_ms));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.last_mark_write_ms));
-    values[i++] = CStringGetTextDatum(core::lease_state_name(s.lease_state));
-    if (s.lease_id != 0)
-        values[i++] = Int64GetDatum(s.lease_id);
-    else
-        nulls[i++] = true;
-    if (s.lease_deadline_unix_us >= 0)
-        values[i++] = TimestampTzGetDatum(s.lease_deadline_unix_us - sp::kPgEpochUnixUs);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_renewals));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_failures));
-    if (s.lease_last_error[0] != '\0')
-        values[i++] = CStringGetTextDatum(s.lease_last_error);
-    else
-        nulls[i++] = true;
-    if (s.clock_known)
-        values[i++] = BoolGetDatum(s.clock_synchronized);
-    else
-        nulls[i++] = true;
-    for (int64_t us : {s.clock_max_error_us, s.clock_est_error_us}) {
-        if (us >= 0)
-            values[i++] = Float8GetDatum(core::clock_error_ms(us));
-        else
-            nulls[i++] = true;
+    Datum values[core::kStatsColumnCount];
+    bool nulls[core::kStatsColumnCount];
+    for (int i = 0; i < core::kStatsColumnCount; i++) {
+        const core::StatValue v = core::kStatsColumns[i].value(s);
+        nulls[i] = !v.present;
+        values[i] = 0;
+        if (!v.present) continue;
+        switch (core::kStatsColumns[i].sql_type) {
+            case core::SqlType::Int4: values[i] = Int32GetDatum(static_cast<int32>(v.n)); break;
+            case core::SqlType::Int8: values[i] = Int64GetDatum(v.n); break;
+            case core::SqlType::TimestampTz: values[i] = TimestampTzGetDatum(v.n - sp::kPgEpochUnixUs); break;
+            case core::SqlType::Text: values[i] = CStringGetTextDatum(v.text); break;
+            case core::SqlType::Bool: values[i] = BoolGetDatum(v.n != 0); break;
+            case core::SqlType::Float8: values[i] = Float8GetDatum(v.f); break;
+        }
     }
-    values[i++] = Int64GetDatum(static_cast<int64>(s.clock_health_refusals));
-    if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
     PG_RETURN_DATUM(HeapTupleGetDatum(tuple));

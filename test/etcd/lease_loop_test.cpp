@@ -5,6 +5,8 @@
 // a caller), standing in for shared memory and backends.
 
 #include "core/generator.hpp"
+#include "core/etcd_schema.hpp"
+#include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "etcd/lease_driver.hpp"

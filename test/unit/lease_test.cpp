@@ -3,6 +3,9 @@
 // etcd would give.
 
 #include "core/generator.hpp"
+#include "core/endpoints.hpp"
+#include "core/etcd_schema.hpp"
+#include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "core/reservation.hpp"
 
