@@ -79,7 +79,7 @@ int64_t fencing_margin_ms(int64_t ttl_ms) noexcept {
     return std::min(std::max<int64_t>(1000, ttl / 10), ttl / 2);
 }
 
-const char* lease_state_name(LeaseState s) noexcept {
+const char* lease::state_name(LeaseState s) noexcept {
     switch (s) {
         case LeaseState::Static: return "static";
         case LeaseState::Acquiring: return "acquiring";
@@ -90,7 +90,7 @@ const char* lease_state_name(LeaseState s) noexcept {
     return "unknown";
 }
 
-const char* lease_action_name(LeaseAction a) noexcept {
+const char* lease::action_name(LeaseAction a) noexcept {
     switch (a) {
         case LeaseAction::Wait: return "wait";
         case LeaseAction::Grant: return "grant";
@@ -103,7 +103,7 @@ const char* lease_action_name(LeaseAction a) noexcept {
     return "unknown";
 }
 
-const char* lease_error_name(LeaseError e) noexcept {
+const char* lease::error_name(LeaseError e) noexcept {
     switch (e) {
         case LeaseError::None: return "none";
         case LeaseError::Grant: return "grant";
@@ -133,7 +133,7 @@ static LeaseError error_of(LeaseAction a) {
     return LeaseError::None;
 }
 
-Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
+Lease lease::start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
     Lease l;
     if (!cfg.leasing) {
         l.state = LeaseState::Static;
@@ -146,13 +146,13 @@ Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
     return l;
 }
 
-int64_t lease_retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept {
+int64_t lease::retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept {
     const int32_t n = std::clamp<int32_t>(consecutive_failures, 1, 11);
     const int64_t cap = std::max<int64_t>(kMinRetryMs, clamp_ttl_ms(ttl_ms) / 6);
     return std::min<int64_t>(kMinRetryMs << (n - 1), cap) * kNsPerMs;
 }
 
-LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+LeaseStep lease::next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     LeaseStep s;
     if (l.state == LeaseState::Static) {
@@ -193,18 +193,18 @@ LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns
     return s;
 }
 
-bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept {
+bool lease::may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept {
     if (state == LeaseState::Static) return true;
     return state == LeaseState::Held && now_ns < deadline_ns;
 }
 
-bool lease_may_issue(const Lease& l, int64_t now_ns) noexcept {
+bool lease::may_issue(const Lease& l, int64_t now_ns) noexcept {
     if (l.stopping) return false;
     if (l.state == LeaseState::Held && !holds_id(l)) return false;
-    return lease_may_issue(l.state, l.deadline_ns, now_ns);
+    return lease::may_issue(l.state, l.deadline_ns, now_ns);
 }
 
-bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+bool lease::tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     if (l.state != LeaseState::Held || now_ns < l.deadline_ns) return false;
     l.state = LeaseState::Expired;
@@ -217,7 +217,7 @@ bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     return true;
 }
 
-void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
+void lease::on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                        int64_t send_ns, int64_t now_ns) noexcept {
     l.lease_id = lease_id;
     l.granted_ttl_ms = granted_ttl_ms > 0 ? granted_ttl_ms : 0;
@@ -240,7 +240,7 @@ bool taken_has(const TakenIds& t, int32_t worker) noexcept {
     return (t.bits[worker / 64] >> (worker % 64)) & 1U;
 }
 
-int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
+int32_t lease::choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                             uint32_t random_value) noexcept {
     if (cfg.static_worker >= 0) {
         l.candidate = cfg.static_worker;
@@ -266,7 +266,7 @@ int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& ta
     return l.candidate;
 }
 
-void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     l.worker = l.candidate;
     l.mark_read = false;
@@ -276,10 +276,10 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
     l.retry_at_ns = now_ns;
 }
 
-void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
+void lease::on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
                           int64_t holder_lease, int64_t now_ns, std::string_view own_identity) noexcept {
     if (holder_lease != 0 && holder_lease == l.lease_id) {
-        lease_on_claim_ok(l, cfg, now_ns);
+        lease::on_claim_ok(l, cfg, now_ns);
         return;
     }
     const int32_t tried = l.candidate;
@@ -304,7 +304,7 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
         std::snprintf(text, sizeof text, "worker id %d is held by another node: %s",
                       static_cast<int>(tried), who.c_str());
         set_error(l, LeaseError::HeldByOther, text);
-        l.retry_at_ns = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+        l.retry_at_ns = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
         return;
     }
     l.contention = l.contention < std::numeric_limits<int32_t>::max() ? l.contention + 1 : l.contention;
@@ -312,26 +312,26 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
     if (tried == l.previous_worker) l.previous_worker = -1;
     reset_candidate(l, cfg);
     l.retry_at_ns = l.contention > kContentionBeforeBackoff
-                        ? add_sat(now_ns, lease_retry_delay_ns(l.contention - kContentionBeforeBackoff,
+                        ? add_sat(now_ns, lease::retry_delay_ns(l.contention - kContentionBeforeBackoff,
                                                                ttl_ms_of(l, cfg)))
                         : now_ns;
 }
 
-void lease_on_revoked(Lease& l, int64_t now_ns) noexcept {
+void lease::on_revoked(Lease& l, int64_t now_ns) noexcept {
     l.revoke_lease = 0;
     l.retry_at_ns = now_ns;
 }
 
-void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     if (l.worker < 0 || l.lease_id == 0) return;
     l.mark_read = true;
     l.previous_worker = l.worker;
     l.consecutive_failures = 0;
     l.state = LeaseState::Held;
-    lease_tick(l, cfg, now_ns);
+    lease::tick(l, cfg, now_ns);
 }
 
-void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
+void lease::on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
                            int64_t now_ns) noexcept {
     if (l.lease_id == 0) return;
     l.renewals++;
@@ -349,7 +349,7 @@ void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
     }
 }
 
-void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     if (l.state == LeaseState::Static) return;
     l.failures++;
     char text[kLeaseErrorSize];
@@ -360,7 +360,7 @@ void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexc
     drop_lease(l, cfg, now_ns);
 }
 
-void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
+void lease::on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
                       int64_t now_ns) noexcept {
     if (l.state == LeaseState::Static) return;
     l.failures++;
@@ -368,7 +368,7 @@ void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const 
         l.consecutive_failures < std::numeric_limits<int32_t>::max() ? l.consecutive_failures + 1
                                                                       : l.consecutive_failures;
     set_error(l, error_of(what), error);
-    const int64_t at = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+    const int64_t at = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
     if (what == LeaseAction::KeepAlive) {
         l.next_keepalive_ns = at;
     } else {
@@ -376,7 +376,7 @@ void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const 
     }
 }
 
-void lease_on_shutdown(Lease& l) noexcept { l.stopping = true; }
+void lease::on_shutdown(Lease& l) noexcept { l.stopping = true; }
 
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept {
     ShutdownPlan p;

@@ -43,7 +43,7 @@
 // publishes the fields backends need (state, worker, deadline_ns, the etcd
 // reservation) after each step.
 //
-// Backends only test lease_may_issue(published state, deadline_ns, now) with
+// Backends only test lease::may_issue(published state, deadline_ns, now) with
 // the boot clock before issuing, and cap the generator with
 // reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
 // on NeedReservation beyond the etcd reservation they ask the worker and wait
@@ -86,18 +86,16 @@ enum class LeaseState {
     Expired,    // an id was held and is lost (deadline passed or lease gone); trying again
     Standby,    // shown only: the server is a standby, which takes no lease until promoted
 };
-const char* lease_state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
 
 enum class LeaseAction {
     Wait,         // nothing to do before at_ns
     Grant,        // client.grant(ttl)
-    ListWorkers,  // client.range(<prefix>/workers/), then lease_choose_worker()
+    ListWorkers,  // client.range(<prefix>/workers/), then lease::choose_worker()
     Claim,        // client.claim(<prefix>/workers/<candidate>, identity, lease_id)
     ReadMark,     // client.get(<prefix>/marks/<worker>), plan_handover()
     KeepAlive,    // client.keepalive(lease_id)
     Revoke,       // client.revoke(revoke_lease): this node's earlier lease holds the candidate
 };
-const char* lease_action_name(LeaseAction a) noexcept;  // "wait", "grant", "list workers", ...
 
 // What the last failure was, as a bounded word for metric labels
 // (snowflake_lease_last_error_info{reason}); the sentence is last_error.
@@ -114,7 +112,6 @@ enum class LeaseError {
     LeaseGone,       // etcd no longer knows the lease
     DeadlinePassed,  // no keepalive confirmed before the deadline
 };
-const char* lease_error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
 
 struct LeaseStep {
     LeaseAction action = LeaseAction::Wait;
@@ -131,7 +128,7 @@ struct Lease {
     int32_t candidate = -1;          // id to claim next (-1: list workers first)
     int32_t previous_worker = -1;    // last id held: preferred when reacquiring
     bool mark_read = false;          // the claimed id's etcd mark has been read
-    bool stopping = false;           // lease_on_shutdown() was called
+    bool stopping = false;           // lease::on_shutdown() was called
     int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive etcd confirmed
     int64_t deadline_ns = 0;         // ids may be issued while now < deadline (Held)
     int64_t next_keepalive_ns = 0;   // when the next keepalive is due (lease_id != 0)
@@ -149,45 +146,53 @@ struct Lease {
     LeaseError last_error_reason = LeaseError::None;
 };
 
-// A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
-// due at now_ns.
-Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// What the worker should do now (or wait for).
-LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// Held and now < deadline and not stopping; always true when Static.
-bool lease_may_issue(const Lease& l, int64_t now_ns) noexcept;
-// The same test on the published fields, for backends.
-bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept;
-
-// Moves Held to Expired once now >= deadline. Returns true if it did.
-bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// Outcomes. send_ns is the monotonic time just before the request was sent.
-// A lease was granted: claim an id under it next.
-void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
-                       int64_t send_ns, int64_t now_ns) noexcept;
 // The worker ids found under <prefix>/workers/ (parse_worker_key of each key).
 struct TakenIds {
     uint64_t bits[(kMaxWorker + 1 + 63) / 64] = {};
 };
 void taken_add(TakenIds& t, int32_t worker) noexcept;  // ignores -1 and out-of-range ids
 bool taken_has(const TakenIds& t, int32_t worker) noexcept;
+
+// The lease state machine's functions: core::lease::start(), ...
+namespace lease {
+
+const char* state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
+const char* action_name(LeaseAction a) noexcept;  // "wait", "grant", "list workers", ...
+const char* error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
+
+// A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
+// due at now_ns.
+Lease start(const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// What the worker should do now (or wait for).
+LeaseStep next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Held and now < deadline and not stopping; always true when Static.
+bool may_issue(const Lease& l, int64_t now_ns) noexcept;
+// The same test on the published fields, for backends.
+bool may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept;
+
+// Moves Held to Expired once now >= deadline. Returns true if it did.
+bool tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Outcomes. send_ns is the monotonic time just before the request was sent.
+// A lease was granted: claim an id under it next.
+void on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
+                 int64_t send_ns, int64_t now_ns) noexcept;
 // Chooses the id to claim: the previous id if free, else the lowest free id
 // at or after rotate_from (wrapping); after n lost claims in a row, a random
 // one (random_value) among the min(2^n, 32) lowest free ids from there, so
 // that nodes starting together spread out. Sets l.candidate and returns it,
-// or -1 if every id is taken (then call lease_on_failure with a sentence).
+// or -1 if every id is taken (then call lease::on_failure with a sentence).
 // Static: the static id.
-int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
-                            uint32_t random_value) noexcept;
+int32_t choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
+                      uint32_t random_value) noexcept;
 // The claim of l.candidate succeeded: read its mark next.
-void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+void on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // The claim's compare failed: the key exists. holder_text is its value (a
 // node identity, or anything: it is only described), holder_lease its lease.
 // If holder_lease is our own lease, an earlier claim whose answer was lost
-// did succeed: this counts as lease_on_claim_ok. Otherwise, with a static id
+// did succeed: this counts as lease::on_claim_ok. Otherwise, with a static id
 // the claim is retried after a delay and last_error names the holder; with
 // any free id the next id is chosen at once (ListWorkers again).
 // If holder_text names this very node (own_identity: same host, port,
@@ -195,30 +200,32 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
 // run, which PostgreSQL's lock on the data directory proves dead, or an
 // earlier lease of this run: its lease is revoked (LeaseAction::Revoke) and
 // the id claimed again at once, instead of waiting out its TTL.
-void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
-                          int64_t holder_lease, int64_t now_ns,
-                          std::string_view own_identity = {}) noexcept;
+void on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
+                    int64_t holder_lease, int64_t now_ns,
+                    std::string_view own_identity = {}) noexcept;
 // The lease in revoke_lease is revoked (or was not found): claim again.
-void lease_on_revoked(Lease& l, int64_t now_ns) noexcept;
+void on_revoked(Lease& l, int64_t now_ns) noexcept;
 // The claimed id's mark was read and handed over: Held.
-void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+void on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // A keepalive sent at send_ns was confirmed: the deadline moves on.
-void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
-                           int64_t now_ns) noexcept;
+void on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
+                     int64_t now_ns) noexcept;
 // keepalive answered TTL 0, or a call said the lease is not found: the key
 // is gone with it. Ids are refused at once; a new grant is due.
-void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+void on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // A call failed (network, timeout, bad answer); `error` is its sentence.
 // Held stays Held until the deadline; the step is retried with backoff.
-void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
-                      int64_t now_ns) noexcept;
+void on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
+                int64_t now_ns) noexcept;
 // The server stops: no more ids, no more steps (see plan_shutdown).
-void lease_on_shutdown(Lease& l) noexcept;
+void on_shutdown(Lease& l) noexcept;
 
 // Delay before retrying after n >= 1 consecutive failures: 250 ms doubling,
 // at most max(250 ms, TTL/6), so a renewal is retried a few times before
 // the deadline but never in a busy loop.
-int64_t lease_retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
+int64_t retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
+
+}  // namespace lease
 
 struct ShutdownPlan {
     bool write_exact_mark = false;  // we still hold the id: hand over the exact mark

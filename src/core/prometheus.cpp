@@ -151,7 +151,7 @@ void column_metric(BufWriter& w, const StatsColumn& c, const StatsSnapshot& s) {
                 (s.lease_state == LeaseState::Acquiring || s.lease_state == LeaseState::Expired)) {
                 w.str(c.metric);
                 w.str("{reason=\"");
-                w.str(lease_error_name(s.lease_last_error_reason));
+                w.str(lease::error_name(s.lease_last_error_reason));
                 w.str("\"} 1\n");
             }
             return;

@@ -131,7 +131,7 @@ inline constexpr StatsColumn kStatsColumns[] = {
     {"lease_state", SqlType::Text, "snowflake_lease_info", MetricKind::LeaseInfo,
      "Always 1; the labels name the lease state (static, acquiring, held, expired or standby) and the etcd "
      "lease id (empty for none).",
-     [](const StatsSnapshot& s) noexcept { return StatValue{true, 0, 0, lease_state_name(s.lease_state)}; }},
+     [](const StatsSnapshot& s) noexcept { return StatValue{true, 0, 0, lease::state_name(s.lease_state)}; }},
     {"lease_id", SqlType::Int8, nullptr, MetricKind::None, nullptr,
      [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.lease_id, s.lease_id != 0); }},
     {"lease_deadline", SqlType::TimestampTz, "snowflake_lease_deadline_timestamp_seconds",

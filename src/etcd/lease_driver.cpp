@@ -25,7 +25,7 @@ LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, Options 
                          std::string prefix, std::string identity) noexcept
     : host_(host), cfg_(cfg), prefix_(std::move(prefix)), identity_(std::move(identity)),
       client_(with_abort_hook(std::move(options), &LeaseDriver::should_abort, this)),
-      lease_(core::lease_start(cfg, host.boot_ns())) {}
+      lease_(core::lease::start(cfg, host.boot_ns())) {}
 
 bool LeaseDriver::should_abort(void* self) noexcept {
     auto* d = static_cast<LeaseDriver*>(self);
@@ -35,8 +35,8 @@ bool LeaseDriver::should_abort(void* self) noexcept {
 
 int64_t LeaseDriver::turn() noexcept {
     int64_t now = host_.boot_ns();
-    if (core::lease_tick(lease_, cfg_, now)) host_.publish(lease_);
-    const core::LeaseStep step = core::lease_next_step(lease_, cfg_, now);
+    if (core::lease::tick(lease_, cfg_, now)) host_.publish(lease_);
+    const core::LeaseStep step = core::lease::next_step(lease_, cfg_, now);
     switch (step.action) {
         case core::LeaseAction::Wait:
             break;
@@ -44,7 +44,7 @@ int64_t LeaseDriver::turn() noexcept {
             const int64_t sent = host_.boot_ns();
             const GrantResult r = client_.grant(cfg_.ttl_ms / 1000);
             if (r.status.ok())
-                core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, host_.boot_ns());
+                core::lease::on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_s * 1000, sent, host_.boot_ns());
             else
                 fail(core::LeaseAction::Grant, r.status);
             break;
@@ -57,8 +57,8 @@ int64_t LeaseDriver::turn() noexcept {
             }
             core::TakenIds taken;
             for (const KeyValue& kv : r.kvs) core::taken_add(taken, core::parse_worker_key(prefix_, kv.key));
-            if (core::lease_choose_worker(lease_, cfg_, taken, host_.random()) < 0)
-                core::lease_on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
+            if (core::lease::choose_worker(lease_, cfg_, taken, host_.random()) < 0)
+                core::lease::on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
                                        "every worker id from 0 to 1023 is held by another node",
                                        host_.boot_ns());
             break;
@@ -69,9 +69,9 @@ int64_t LeaseDriver::turn() noexcept {
             if (!r.status.ok())
                 fail(core::LeaseAction::Claim, r.status);  // LeaseNotFound: the lease is gone
             else if (r.claimed)
-                core::lease_on_claim_ok(lease_, cfg_, host_.boot_ns());
+                core::lease::on_claim_ok(lease_, cfg_, host_.boot_ns());
             else
-                core::lease_on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, host_.boot_ns(),
+                core::lease::on_claim_taken(lease_, cfg_, r.holder.value, r.holder.lease, host_.boot_ns(),
                                            identity_);
             break;
         }
@@ -88,9 +88,9 @@ int64_t LeaseDriver::turn() noexcept {
             host_.log(text, nullptr, nullptr);
             const Status st = client_.revoke(lease_.revoke_lease);
             if (st.ok() || st.code == Code::LeaseNotFound)
-                core::lease_on_revoked(lease_, host_.boot_ns());
+                core::lease::on_revoked(lease_, host_.boot_ns());
             else
-                core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
+                core::lease::on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
                                        host_.boot_ns());
             break;
         }
@@ -98,9 +98,9 @@ int64_t LeaseDriver::turn() noexcept {
             const int64_t sent = host_.boot_ns();
             const KeepaliveResult r = client_.keepalive(lease_.lease_id);
             if (r.status.ok() && r.ttl_s > 0)
-                core::lease_on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
+                core::lease::on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
             else if (r.status.ok() || r.status.code == Code::LeaseNotFound)
-                core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+                core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
             else
                 fail(core::LeaseAction::KeepAlive, r.status);
             break;
@@ -110,7 +110,7 @@ int64_t LeaseDriver::turn() noexcept {
     host_.publish(lease_);
 
     now = host_.boot_ns();
-    const core::LeaseStep next = core::lease_next_step(lease_, cfg_, now);
+    const core::LeaseStep next = core::lease::next_step(lease_, cfg_, now);
     if (next.action != core::LeaseAction::Wait) return 0;
     int64_t wait_ms = (next.at_ns - now + kNsPerMs - 1) / kNsPerMs;
     if (wait_ms > kTickMs) wait_ms = kTickMs;
@@ -123,7 +123,7 @@ int64_t LeaseDriver::turn() noexcept {
 
 bool LeaseDriver::shutdown() noexcept {
     const bool held = lease_.state == core::LeaseState::Held;
-    core::lease_on_shutdown(lease_);
+    core::lease::on_shutdown(lease_);
     host_.publish(lease_);
     if (!held && lease_.lease_id == 0) return true;
     // publish() fenced ids: none is issued past the fenced millisecond from
@@ -162,8 +162,8 @@ bool LeaseDriver::shutdown() noexcept {
 }
 
 void LeaseDriver::fail(core::LeaseAction what, const Status& s) noexcept {
-    core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
-    if (s.code == Code::LeaseNotFound) core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+    core::lease::on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
+    if (s.code == Code::LeaseNotFound) core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
 }
 
 // The claimed id's etcd mark, then the hand-over: the generator starts above
@@ -177,7 +177,7 @@ void LeaseDriver::read_mark() noexcept {
     }
     core::Mark mark;  // ms -1: no mark yet
     if (r.found && !core::decode_etcd_mark(r.kv.value, &mark)) {
-        core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
+        core::lease::on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
                                "the worker id's mark in etcd is not a mark this version can read; "
                                "remove the key only if no node issues ids with this worker id",
                                host_.boot_ns());
@@ -193,7 +193,7 @@ void LeaseDriver::read_mark() noexcept {
     local.clean = true;  // this node's position: exact
     const core::Handover h = core::plan_handover(local, 0, mark, core::kEtcdMarkWindowMs, ours);
     host_.start_tenure(lease_.worker, h, ours);
-    core::lease_on_mark_read(lease_, cfg_, host_.boot_ns());
+    core::lease::on_mark_read(lease_, cfg_, host_.boot_ns());
 }
 
 // Keeps the worker id's reservation in etcd ahead of the clock. A failed
@@ -236,7 +236,7 @@ void LeaseDriver::renew_mark() noexcept {
             // (from this very node) for a whole TTL.
             host_.record_mark_attempt("the worker id's mark or key in etcd changed: the id is held by another lease");
             const int64_t dropped = lease_.lease_id;
-            core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+            core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
             host_.publish(lease_);  // fences ids before the revoke frees the id
             revoke_dropped(dropped);
             unconfirmed_.clear();
@@ -256,7 +256,7 @@ void LeaseDriver::mark_write_failed(const char* text) noexcept {
     host_.record_mark_attempt(text);
     lease_.failures++;
     mark_failures_++;
-    mark_retry_at_ns_ = host_.boot_ns() + core::lease_retry_delay_ns(mark_failures_, cfg_.ttl_ms);
+    mark_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(mark_failures_, cfg_.ttl_ms);
 }
 
 void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {

@@ -311,7 +311,7 @@ TEST_F(Etcd, RangeListsExactlyThePrefix) {
     EXPECT_EQ(ids, (std::vector<int32_t>{1, 5, 9}));  // byte order of the keys
     core::Lease l;
     core::LeaseConfig cfg;
-    EXPECT_EQ(core::lease_choose_worker(l, cfg, taken, 0), 0);
+    EXPECT_EQ(core::lease::choose_worker(l, cfg, taken, 0), 0);
 }
 
 TEST_F(Etcd, ValuesAreBytes) {
