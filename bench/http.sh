@@ -16,6 +16,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/test/lib/pg.sh"
+. "$ROOT/bench/lib/http_node.sh"
 OUT=${1:?usage: bench/http.sh OUTDIR}
 if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then
     RUN_S=2
@@ -36,22 +37,8 @@ D=$(pg_tmpdir)
 # No ceiling on HTTP ids (snowflake.http_max_ids_per_second, default half
 # the cap): the goal is what the endpoint itself can reach. SQL beside an
 # HTTP client at the ceiling: bench/http_ceiling.sh.
-pg_init "$D" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
-    "autovacuum = off" "log_min_messages = info" "include_if_exists = 'http.conf'" \
-    "snowflake.http_max_ids_per_second = 0"
-PORT=
-for attempt in 1 2 3; do
-    PORT=$(free_tcp_port)
-    printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$PORT" | as_pg tee "$D/data/http.conf" >/dev/null
-    pg_start "$D" || { cat "$D/server.log" >&2; exit 1; }
-    for i in $(seq 1 100); do
-        grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$PORT" "$D/server.log" && break 2
-        sleep 0.05
-    done
-    pg_stop "$D"
-    PORT=
-done
-[ -n "$PORT" ] || { echo "bench/http.sh: the HTTP endpoint did not start" >&2; tail "$D/server.log" >&2; exit 1; }
+http_node_start "$D" bench/http.sh "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
+    "autovacuum = off" "log_min_messages = info" "snowflake.http_max_ids_per_second = 0"
 sql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$D" -p "$PG_PORT" -U postgres -d postgres "$@"; }
 sql -c "CREATE EXTENSION snowflake"
 # The first id after start waits for a reservation: not part of any run.

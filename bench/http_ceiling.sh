@@ -24,6 +24,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/test/lib/pg.sh"
+. "$ROOT/bench/lib/http_node.sh"
 OUT=${1:?usage: bench/http_ceiling.sh OUTDIR}
 if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then
     CALLS=5000; ROUNDS=1
@@ -42,21 +43,8 @@ trap 'exit 130' INT TERM
 
 D=$(pg_tmpdir)
 # snowflake.http_max_ids_per_second is not set: its default is the ceiling.
-pg_init "$D" "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
-    "autovacuum = off" "log_min_messages = info" "include_if_exists = 'http.conf'"
-PORT=
-for attempt in 1 2 3; do
-    PORT=$(free_tcp_port)
-    printf "snowflake.http_listen = '127.0.0.1:%s'\n" "$PORT" | as_pg tee "$D/data/http.conf" >/dev/null
-    pg_start "$D" || { cat "$D/server.log" >&2; exit 1; }
-    for i in $(seq 1 100); do
-        grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$PORT" "$D/server.log" && break 2
-        sleep 0.05
-    done
-    pg_stop "$D"
-    PORT=
-done
-[ -n "$PORT" ] || { echo "bench/http_ceiling.sh: the HTTP endpoint did not start" >&2; tail "$D/server.log" >&2; exit 1; }
+http_node_start "$D" bench/http_ceiling.sh "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 1" \
+    "autovacuum = off" "log_min_messages = info"
 sql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$D" -p "$PG_PORT" -U postgres -d postgres "$@"; }
 val() { sql -A -t -c "$1"; }
 sql -c "CREATE EXTENSION snowflake"

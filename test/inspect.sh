@@ -92,7 +92,7 @@ expect "empty stdin: no output, exit 0" 0 "" ""
 
 run --json 252752938651381760 </dev/null
 expect "--json: one object, the id as a string" 0 \
-    '{"input":"252752938651381760","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}' ""
+    '{"input":"252752938651381760","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z","timestamp":"2026-11-29T11:09:56.497Z","worker_id":7}' ""
 
 run --epoch discord 175928847299117063 </dev/null
 expect "--epoch discord: Discord's documented example (internal worker 1, process 0, increment 7)" 0 \
@@ -109,7 +109,7 @@ expect "-e Discord: preset names in any case" 0 \
     "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
 run -je discord 175928847299117063 </dev/null
 expect "-je discord: short options combined" 0 \
-    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z","internal_worker":1,"internal_process":0}' ""
+    '{"input":"175928847299117063","type":"snowflake","id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","ms_since_epoch":41944705796,"worker":32,"sequence":7,"epoch":"2015-01-01T00:00:00.000Z","timestamp":"2016-04-30T11:18:25.796Z","worker_id":32,"internal_worker":1,"internal_process":0}' ""
 run -jx 1 </dev/null
 expect "-jx: the unknown one named" 2 "" '"-x"'
 run --from-timestamp 2024-12-31T23:59:59.999Z </dev/null
@@ -371,6 +371,10 @@ sql_is "$DIR" "JSON: id, time (instant and RFC 3339 text), worker and sequence e
         OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
         OR (j->>'worker')::int IS DISTINCT FROM worker_id OR (j->>'sequence')::int IS DISTINCT FROM sequence
         OR (j->>'ms_since_epoch')::bigint IS DISTINCT FROM id >> 22"
+sql_is "$DIR" "JSON: the shared names timestamp and worker_id equal snowflake_decode()'s ts and worker_id (and time, worker)" "0" \
+    "SELECT count(*) FROM id_pairs
+     WHERE j->>'timestamp' IS DISTINCT FROM rfc3339(ts) OR j->>'timestamp' IS DISTINCT FROM j->>'time'
+        OR (j->>'worker_id')::int IS DISTINCT FROM worker_id OR j->>'worker_id' IS DISTINCT FROM j->>'worker'"
 sql_is "$DIR" "JSON: the epoch of each object is the epoch asked for" "0" \
     "SELECT count(*) FROM id_pairs p JOIN epochs e ON e.name = p.epoch_name
      WHERE (j->>'epoch')::timestamptz IS DISTINCT FROM coalesce(e.epoch, '2025-01-01 00:00:00+00')"
@@ -400,6 +404,8 @@ sql_is "$DIR" "JSON: UUIDv7 times equal uuidv7_timestamp()'s (instant and text),
          OR j->>'uuid' IS DISTINCT FROM uuid::text
          OR (j->>'time')::timestamptz IS DISTINCT FROM ts OR j->>'time' IS DISTINCT FROM rfc3339(ts)
          OR (j->>'unix_ms')::bigint IS DISTINCT FROM (extract(epoch FROM ts) * 1000)::bigint)"
+sql_is "$DIR" "JSON: a UUIDv7's timestamp equals its time (the shared name)" "0" \
+    "SELECT count(*) FROM uuid_pairs WHERE ts IS NOT NULL AND j->>'timestamp' IS DISTINCT FROM j->>'time'"
 sql_is "$DIR" "JSON: every UUID uuidv7_timestamp() gives NULL for is invalid, with its version" "0" \
     "SELECT count(*) FROM uuid_pairs WHERE ts IS NULL AND (
          j->>'type' IS DISTINCT FROM 'invalid'

@@ -1,6 +1,8 @@
 #include "lease_driver.hpp"
 
+#include "../core/etcd_schema.hpp"
 #include "../core/reservation.hpp"
+#include "../core/time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,14 +12,14 @@ namespace snowflake::coord {
 
 namespace {
 
-constexpr int64_t kNsPerMs = 1000000;
+using core::kNsPerMs;
 
 }  // namespace
 
 LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg,
                          std::unique_ptr<core::Coordinator> coordinator, std::string identity) noexcept
     : host_(host), cfg_(cfg), identity_(std::move(identity)), coordinator_(std::move(coordinator)),
-      lease_(core::lease_start(cfg, host.boot_ns())) {
+      lease_(core::lease::start(cfg, host.boot_ns())) {
     coordinator_->set_abort_hook(&LeaseDriver::should_abort, this);
 }
 
@@ -30,8 +32,8 @@ bool LeaseDriver::should_abort(void* self) noexcept {
 int64_t LeaseDriver::turn() noexcept {
     coordinator_->poll();
     int64_t now = host_.boot_ns();
-    if (core::lease_tick(lease_, cfg_, now)) host_.publish(lease_);
-    const core::LeaseStep step = core::lease_next_step(lease_, cfg_, now);
+    if (core::lease::tick(lease_, cfg_, now)) host_.publish(lease_);
+    const core::LeaseStep step = core::lease::next_step(lease_, cfg_, now);
     switch (step.action) {
         case core::LeaseAction::Wait:
             break;
@@ -39,7 +41,7 @@ int64_t LeaseDriver::turn() noexcept {
             const int64_t sent = host_.boot_ns();
             const core::CoordGrant r = coordinator_->grant(cfg_.ttl_ms);
             if (r.status.ok())
-                core::lease_on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_ms, sent, host_.boot_ns());
+                core::lease::on_grant_ok(lease_, cfg_, r.lease_id, r.ttl_ms, sent, host_.boot_ns());
             else
                 fail(core::LeaseAction::Grant, r.status);
             break;
@@ -50,8 +52,8 @@ int64_t LeaseDriver::turn() noexcept {
                 fail(core::LeaseAction::ListWorkers, r.status);
                 break;
             }
-            if (core::lease_choose_worker(lease_, cfg_, r.taken, host_.random()) < 0)
-                core::lease_on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
+            if (core::lease::choose_worker(lease_, cfg_, r.taken, host_.random()) < 0)
+                core::lease::on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
                                        "every worker id from 0 to 1023 is held by another node",
                                        host_.boot_ns());
             break;
@@ -61,9 +63,9 @@ int64_t LeaseDriver::turn() noexcept {
             if (!r.status.ok())
                 fail(core::LeaseAction::Claim, r.status);  // SessionGone: the lease is gone
             else if (r.claimed)
-                core::lease_on_claim_ok(lease_, cfg_, host_.boot_ns());
+                core::lease::on_claim_ok(lease_, cfg_, host_.boot_ns());
             else
-                core::lease_on_claim_taken(lease_, cfg_, r.holder_value, r.holder_lease, host_.boot_ns(),
+                core::lease::on_claim_taken(lease_, cfg_, r.holder_value, r.holder_lease, host_.boot_ns(),
                                            identity_);
             break;
         }
@@ -80,9 +82,9 @@ int64_t LeaseDriver::turn() noexcept {
             host_.log(text, nullptr, nullptr);
             const core::CoordStatus st = coordinator_->release_other(lease_.revoke_lease, lease_.candidate);
             if (st.ok())
-                core::lease_on_revoked(lease_, host_.boot_ns());
+                core::lease::on_revoked(lease_, host_.boot_ns());
             else
-                core::lease_on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
+                core::lease::on_failure(lease_, cfg_, core::LeaseAction::Revoke, st.error.c_str(),
                                        host_.boot_ns());
             break;
         }
@@ -90,9 +92,9 @@ int64_t LeaseDriver::turn() noexcept {
             const int64_t sent = host_.boot_ns();
             const core::CoordStatus r = coordinator_->keepalive(lease_.lease_id);
             if (r.ok())
-                core::lease_on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
+                core::lease::on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
             else if (r.code == core::CoordCode::SessionGone)
-                core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+                core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
             else
                 fail(core::LeaseAction::KeepAlive, r);
             break;
@@ -102,7 +104,7 @@ int64_t LeaseDriver::turn() noexcept {
     host_.publish(lease_);
 
     now = host_.boot_ns();
-    const core::LeaseStep next = core::lease_next_step(lease_, cfg_, now);
+    const core::LeaseStep next = core::lease::next_step(lease_, cfg_, now);
     if (next.action != core::LeaseAction::Wait) return 0;
     int64_t wait_ms = (next.at_ns - now + kNsPerMs - 1) / kNsPerMs;
     if (wait_ms > kTickMs) wait_ms = kTickMs;
@@ -115,7 +117,7 @@ int64_t LeaseDriver::turn() noexcept {
 
 bool LeaseDriver::shutdown() noexcept {
     const bool held = lease_.state == core::LeaseState::Held;
-    core::lease_on_shutdown(lease_);
+    core::lease::on_shutdown(lease_);
     host_.publish(lease_);
     if (!held && lease_.lease_id == 0) return true;
     // publish() fenced ids: none is issued past the fenced millisecond from
@@ -154,8 +156,8 @@ bool LeaseDriver::shutdown() noexcept {
 }
 
 void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexcept {
-    core::lease_on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
-    if (s.code == core::CoordCode::SessionGone) core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+    core::lease::on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
+    if (s.code == core::CoordCode::SessionGone) core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
 }
 
 // The claimed id's etcd mark, then the hand-over: the generator starts above
@@ -169,7 +171,7 @@ void LeaseDriver::read_mark() noexcept {
     }
     core::Mark mark;  // ms -1: no mark yet
     if (r.found && !core::decode_etcd_mark(r.value, &mark)) {
-        core::lease_on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
+        core::lease::on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
                                "the worker id's mark in the coordinator is not a mark this version can read; "
                                "remove it only if no node issues ids with this worker id",
                                host_.boot_ns());
@@ -185,7 +187,7 @@ void LeaseDriver::read_mark() noexcept {
     local.clean = true;  // this node's position: exact
     const core::Handover h = core::plan_handover(local, 0, mark, core::kEtcdMarkWindowMs, ours);
     host_.start_tenure(lease_.worker, h, ours);
-    core::lease_on_mark_read(lease_, cfg_, host_.boot_ns());
+    core::lease::on_mark_read(lease_, cfg_, host_.boot_ns());
 }
 
 // Keeps the worker id's reservation in etcd ahead of the clock. A failed
@@ -228,7 +230,7 @@ void LeaseDriver::renew_mark() noexcept {
             host_.record_mark_attempt(
                 "the worker id's mark or key in the coordinator changed: the id is held by another lease");
             const int64_t dropped = lease_.lease_id;
-            core::lease_on_lease_gone(lease_, cfg_, host_.boot_ns());
+            core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
             host_.publish(lease_);  // fences ids before the revoke frees the id
             revoke_dropped(dropped);
             unconfirmed_.clear();
@@ -248,7 +250,7 @@ void LeaseDriver::mark_write_failed(const char* text) noexcept {
     host_.record_mark_attempt(text);
     lease_.failures++;
     mark_failures_++;
-    mark_retry_at_ns_ = host_.boot_ns() + core::lease_retry_delay_ns(mark_failures_, cfg_.ttl_ms);
+    mark_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(mark_failures_, cfg_.ttl_ms);
 }
 
 void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {

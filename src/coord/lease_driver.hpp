@@ -45,6 +45,7 @@
 #pragma once
 
 #include "../core/coordinator.hpp"
+#include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 

@@ -3,7 +3,9 @@
 
 #include "pure.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace snowflake::core {
@@ -19,6 +21,17 @@ constexpr bool ascii_iequal(std::string_view a, std::string_view b) noexcept {
         if (x != y) return false;
     }
     return true;
+}
+
+// A copy of s safe to quote in a message: control characters, bytes that
+// are not ASCII and '"' become '?'; cut at max_len bytes, with "..." then.
+inline std::string printable(std::string_view s, size_t max_len) noexcept {
+    std::string out;
+    for (char c : s.substr(0, std::min(s.size(), max_len))) {
+        out += (c < 0x20 || c >= 0x7f || c == '"') ? '?' : c;
+    }
+    if (s.size() > max_len) out += "...";
+    return out;
 }
 
 }  // namespace snowflake::core

@@ -37,33 +37,6 @@ int days_in_month(int64_t y, int m) noexcept {
 
 }  // namespace
 
-int64_t days_from_civil(int64_t year, int month, int day) noexcept {
-    // Count from 0000-03-01, so that the leap day ends each 4-year cycle;
-    // 400-year eras of 146,097 days.
-    const int64_t y = month <= 2 ? year - 1 : year;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const int64_t year_of_era = y - era * 400;                                  // 0..399
-    const int64_t m = month > 2 ? month - 3 : month + 9;                        // March = 0
-    const int64_t day_of_year = (153 * m + 2) / 5 + day - 1;                    // 0..365
-    const int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    return era * 146097 + day_of_era - 719468;  // 719468: days from 0000-03-01 to 1970-01-01
-}
-
-CivilDate civil_from_days(int64_t days) noexcept {
-    // The steps of days_from_civil backwards, in the same March-based eras.
-    const int64_t z = days + 719468;
-    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const int64_t day_of_era = z - era * 146097;                                              // 0..146096
-    const int64_t year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;    // 0..399
-    const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    const int64_t m = (5 * day_of_year + 2) / 153;                                            // March = 0
-    const int day = static_cast<int>(day_of_year - (153 * m + 2) / 5 + 1);
-    const int month = static_cast<int>(m < 10 ? m + 3 : m - 9);
-    const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
-    return CivilDate{year, month, day};
-}
-
 EpochParse parse_epoch(const char* text, int64_t* unix_us) noexcept {
     if (text == nullptr) return EpochParse::Syntax;
     const char* p = text;
@@ -119,8 +92,8 @@ EpochParse parse_epoch(const char* text, int64_t* unix_us) noexcept {
         return EpochParse::FieldRange;
 
     const int64_t days = days_from_civil(year, month, day);
-    const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    *unix_us = seconds * 1000000 + micros;
+    const int64_t seconds = days * kSPerDay + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    *unix_us = seconds * kUsPerS + micros;
     return EpochParse::Ok;
 }
 

@@ -11,6 +11,8 @@
 
 #include "pure.hpp"
 
+#include "time.hpp"  // days_from_civil, civil_from_days
+
 #include <cstdint>
 
 namespace snowflake::core {
@@ -29,16 +31,5 @@ enum class EpochParse {
 // Parses text into microseconds since 1970-01-01 00:00:00 UTC.
 EpochParse parse_epoch(const char* text, int64_t* unix_us) noexcept;
 const char* epoch_parse_text(EpochParse p) noexcept;
-
-// Days from 1970-01-01 to the given proleptic Gregorian date.
-int64_t days_from_civil(int64_t year, int month, int day) noexcept;
-
-// The inverse: the proleptic Gregorian date of a day count from 1970-01-01.
-struct CivilDate {
-    int64_t year;
-    int month;  // 1..12
-    int day;    // 1..31
-};
-CivilDate civil_from_days(int64_t days) noexcept;
 
 }  // namespace snowflake::core

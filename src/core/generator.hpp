@@ -8,6 +8,7 @@
 #include "pure.hpp"
 
 #include "layout.hpp"
+#include "time.hpp"  // floor_div
 
 #include <cstdint>
 
@@ -158,14 +159,7 @@ bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastN
 
 // Validation of an epoch, in Unix milliseconds, against the current time.
 enum class EpochCheck { Ok, InFuture, TooLittleRange };
-constexpr int64_t kMinRemainingRangeMs = int64_t{365} * 24 * 3600 * 1000;  // one year
+constexpr int64_t kMinRemainingRangeMs = 365 * kMsPerDay;  // one year
 EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept;
-
-// Unix milliseconds to epoch-relative milliseconds, floor division for
-// instants before 1970.
-constexpr int64_t floor_div(int64_t a, int64_t b) noexcept {
-    const int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 }  // namespace snowflake::core

@@ -1,155 +1,17 @@
-// Routing, parameters, token and output formats of the HTTP endpoint; see
-// http_api.hpp.
+// Routing, request checks, tokens and the JSON answers of the HTTP endpoint;
+// see http_api.hpp.
 #include "http_api.hpp"
 
 #include "ascii.hpp"
-#include "epoch.hpp"
 #include "layout.hpp"
+#include "text.hpp"
+#include "time.hpp"
 
 #include <charconv>
 #include <cstring>
 
 namespace snowflake::core::http {
 namespace {
-
-// Appends to a fixed buffer; once something does not fit, everything after
-// it is dropped and finish() returns 0.
-struct Writer {
-    char* buf;
-    size_t cap;
-    size_t len = 0;
-    bool overflow = false;
-
-    Writer(char* b, size_t c) noexcept : buf(b), cap(c) {}
-
-    void raw(const char* s, size_t n) noexcept {
-        if (overflow || n > cap - len) {
-            overflow = true;
-            return;
-        }
-        std::memcpy(buf + len, s, n);
-        len += n;
-    }
-    void str(const char* s) noexcept { raw(s, std::strlen(s)); }
-    void ch(char c) noexcept { raw(&c, 1); }
-    void i64(int64_t v) noexcept {
-        char tmp[24];
-        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
-        raw(tmp, static_cast<size_t>(r.ptr - tmp));
-    }
-    void u64(uint64_t v) noexcept {
-        char tmp[24];
-        const auto r = std::to_chars(tmp, tmp + sizeof(tmp), v);
-        raw(tmp, static_cast<size_t>(r.ptr - tmp));
-    }
-    // Seconds from milliseconds, exact: "1.5", "0.001", "-2".
-    void seconds_from_ms(int64_t ms) noexcept {
-        if (ms < 0) {
-            ch('-');
-            ms = -ms;  // ms is far from INT64_MIN here (times and durations)
-        }
-        i64(ms / 1000);
-        if (ms % 1000 != 0) {
-            char frac[4] = {static_cast<char>('0' + ms % 1000 / 100),
-                            static_cast<char>('0' + ms % 100 / 10), static_cast<char>('0' + ms % 10), 0};
-            size_t n = 3;
-            while (frac[n - 1] == '0') n--;
-            ch('.');
-            raw(frac, n);
-        }
-    }
-    // Seconds from microseconds, exact: "0.00025", "2.5".
-    void seconds_from_us(int64_t us) noexcept {
-        if (us < 0) {
-            ch('-');
-            us = -us;
-        }
-        i64(us / 1000000);
-        if (us % 1000000 != 0) {
-            char frac[7];
-            int64_t f = us % 1000000;
-            for (int k = 5; k >= 0; k--) {
-                frac[k] = static_cast<char>('0' + f % 10);
-                f /= 10;
-            }
-            size_t n = 6;
-            while (frac[n - 1] == '0') n--;
-            ch('.');
-            raw(frac, n);
-        }
-    }
-    // A Prometheus label value: backslash, double quote and newline escaped,
-    // other control characters dropped.
-    void label_value(const char* s) noexcept {
-        for (const char* p = s; *p != '\0'; p++) {
-            if (*p == '\\' || *p == '"') {
-                ch('\\');
-                ch(*p);
-            } else if (*p == '\n') {
-                str("\\n");
-            } else if (static_cast<unsigned char>(*p) >= 0x20) {
-                ch(*p);
-            }
-        }
-    }
-    // A JSON string: quotes, backslash and control characters escaped; bytes
-    // that are not well-formed UTF-8 replaced with U+FFFD.
-    void json_string(const char* s) noexcept {
-        ch('"');
-        const auto* p = reinterpret_cast<const unsigned char*>(s);
-        while (*p != 0) {
-            const unsigned char c = *p;
-            if (c == '"' || c == '\\') {
-                ch('\\');
-                ch(static_cast<char>(c));
-                p++;
-            } else if (c < 0x20 || c == 0x7f) {
-                static const char hex[] = "0123456789abcdef";
-                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-                raw(esc, 6);
-                p++;
-            } else if (c < 0x80) {
-                ch(static_cast<char>(c));
-                p++;
-            } else {
-                const size_t n = utf8_length(p);
-                if (n == 0) {
-                    str("\\ufffd");
-                    p++;
-                } else {
-                    raw(reinterpret_cast<const char*>(p), n);
-                    p += n;
-                }
-            }
-        }
-        ch('"');
-    }
-    // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
-    // forms, no surrogates, at most U+10FFFF), or 0.
-    static size_t utf8_length(const unsigned char* p) noexcept {
-        const unsigned char c = p[0];
-        auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
-        if (c >= 0xC2 && c <= 0xDF) return cont(p[1]) ? 2 : 0;
-        if (c >= 0xE0 && c <= 0xEF) {
-            if (!cont(p[1]) || !cont(p[2])) return 0;
-            if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
-            if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
-            return 3;
-        }
-        if (c >= 0xF0 && c <= 0xF4) {
-            if (!cont(p[1]) || !cont(p[2]) || !cont(p[3])) return 0;
-            if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
-            if (c == 0xF4 && p[1] >= 0x90) return 0;  // past U+10FFFF
-            return 4;
-        }
-        return 0;
-    }
-    size_t finish() noexcept {
-        if (overflow || len >= cap) return 0;
-        buf[len] = '\0';
-        return len;
-    }
-};
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
@@ -409,37 +271,6 @@ bool host_allowed(const char* host, const ListenAddress& listen, AddressKind kin
     return false;
 }
 
-void IdRateLimit::set_rate(int64_t ids_per_s, int64_t now_us) noexcept {
-    if (ids_per_s < 0) ids_per_s = 0;
-    if (ids_per_s == rate_) return;
-    rate_ = ids_per_s;
-    level_ = capacity();
-    last_us_ = now_us;
-}
-
-IdRateLimit::Verdict IdRateLimit::take(int64_t count, int64_t now_us) noexcept {
-    Verdict v;
-    if (rate_ == 0) return v;
-    // Refill: rate_ ids per second is rate_ micro-ids per microsecond. A
-    // clock that did not advance adds nothing; a long pause fills it.
-    const int64_t elapsed = now_us - last_us_;
-    if (elapsed > 0) {
-        last_us_ = now_us;
-        const int64_t room = capacity() - level_;  // >= 0
-        // elapsed * rate_ cannot overflow below room / rate_ + 1.
-        level_ = elapsed > room / rate_ ? capacity() : level_ + elapsed * rate_;
-    }
-    if (level_ < 0) {
-        const int64_t wait_us = (-level_ + rate_ - 1) / rate_;
-        v.allowed = false;
-        v.retry_after_s = (wait_us + 999999) / 1000000;
-        if (v.retry_after_s < 1) v.retry_after_s = 1;
-        return v;
-    }
-    level_ -= count * 1000000;
-    return v;
-}
-
 bool parse_count(int occurrences, const char* value, int32_t* out) noexcept {
     if (occurrences == 0) {
         *out = 1;
@@ -447,7 +278,7 @@ bool parse_count(int occurrences, const char* value, int32_t* out) noexcept {
     }
     if (occurrences != 1 || value == nullptr) return false;
     const size_t n = std::strlen(value);
-    if (n == 0 || n > 5) return false;
+    if (n == 0 || n > decimal_digits(kMaxCount)) return false;
     int32_t v = 0;
     for (size_t i = 0; i < n; i++) {
         if (!is_digit(value[i])) return false;
@@ -533,7 +364,7 @@ size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count)
 }
 
 size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept {
-    Writer w(buf, cap);
+    BufWriter w(buf, cap);
     w.str("{\"uuids\":[");
     char text[37];
     for (int32_t i = 0; i < count; i++) {
@@ -547,48 +378,11 @@ size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count
     return w.finish();
 }
 
-size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept {
-    const int64_t days = floor_div(unix_ms, 86400000);
-    const int64_t ms_of_day = unix_ms - days * 86400000;
-    const CivilDate d = civil_from_days(days);
-    Writer w(buf, cap);
-    int64_t year = d.year;
-    if (year < 0) {
-        w.ch('-');
-        year = -year;
-    } else if (year > 9999) {
-        w.ch('+');
-    }
-    auto two = [&w](int64_t v) {
-        w.ch(static_cast<char>('0' + v / 10));
-        w.ch(static_cast<char>('0' + v % 10));
-    };
-    if (year < 1000) w.ch('0');
-    if (year < 100) w.ch('0');
-    if (year < 10) w.ch('0');
-    w.i64(year);
-    w.ch('-');
-    two(d.month);
-    w.ch('-');
-    two(d.day);
-    w.ch('T');
-    two(ms_of_day / 3600000);
-    w.ch(':');
-    two(ms_of_day / 60000 % 60);
-    w.ch(':');
-    two(ms_of_day / 1000 % 60);
-    w.ch('.');
-    w.ch(static_cast<char>('0' + ms_of_day % 1000 / 100));
-    two(ms_of_day % 100);
-    w.ch('Z');
-    return w.finish();
-}
-
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept {
     const Fields f = decompose(id);
     char ts[40];
     if (format_rfc3339_ms(ts, sizeof(ts), epoch_unix_ms + f.ms) == 0) return 0;
-    Writer w(buf, cap);
+    BufWriter w(buf, cap);
     w.str("{\"id\":\"");
     w.i64(id);
     w.str("\",\"timestamp\":\"");
@@ -597,13 +391,15 @@ size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix
     w.i64(f.worker);
     w.str(",\"sequence\":");
     w.i64(f.sequence);
+    w.str(",\"ms_since_epoch\":");
+    w.i64(f.ms);
     w.ch('}');
     return w.finish();
 }
 
 size_t format_error_json(char* buf, size_t cap, const char* code, const char* message,
                          const char* detail, const char* hint) noexcept {
-    Writer w(buf, cap);
+    BufWriter w(buf, cap);
     w.str("{\"code\":");
     w.json_string(code != nullptr ? code : "");
     w.str(",\"message\":");
@@ -622,7 +418,7 @@ size_t format_error_json(char* buf, size_t cap, const char* code, const char* me
 
 size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
                           const char* reason) noexcept {
-    Writer w(buf, cap);
+    BufWriter w(buf, cap);
     if (ready) {
         w.str("{\"status\":\"ok\"}");
     } else {
@@ -635,116 +431,6 @@ size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
     return w.finish();
 }
 
-namespace {
-
-// One metric: HELP naming the snowflake_stats column (or "health"), TYPE,
-// and one sample unless the value is missing (a NULL column).
-void metric_head(Writer& w, const char* name, const char* type, const char* help,
-                 const char* column) {
-    w.str("# HELP ");
-    w.str(name);
-    w.ch(' ');
-    w.str(help);
-    if (column != nullptr) {
-        w.str(" (snowflake_stats.");
-        w.str(column);
-        w.ch(')');
-    }
-    w.str("\n# TYPE ");
-    w.str(name);
-    w.ch(' ');
-    w.str(type);
-    w.ch('\n');
-}
-
-void counter(Writer& w, const char* name, const char* help, const char* column, uint64_t v) {
-    metric_head(w, name, "counter", help, column);
-    w.str(name);
-    w.ch(' ');
-    w.u64(v);
-    w.ch('\n');
-}
-
-void gauge_int(Writer& w, const char* name, const char* help, const char* column, int64_t v) {
-    metric_head(w, name, "gauge", help, column);
-    w.str(name);
-    w.ch(' ');
-    w.i64(v);
-    w.ch('\n');
-}
-
-// A gauge in seconds from milliseconds; no sample when present is false.
-void gauge_seconds(Writer& w, const char* name, const char* help, const char* column, int64_t ms,
-                   bool present = true) {
-    metric_head(w, name, "gauge", help, column);
-    if (!present) return;
-    w.str(name);
-    w.ch(' ');
-    w.seconds_from_ms(ms);
-    w.ch('\n');
-}
-
-void request_metrics(Writer& w, const RequestStats& r) {
-    constexpr Endpoint kAll[] = {Endpoint::IdsBatch, Endpoint::IdDecode, Endpoint::UuidsBatch,
-                                 Endpoint::Livez,    Endpoint::Readyz,   Endpoint::Metrics,
-                                 Endpoint::NotFound};
-    metric_head(w, "snowflake_http_requests_total", "counter",
-                "Requests the HTTP endpoint answered since its worker started, by endpoint and status code.",
-                nullptr);
-    for (const Endpoint e : kAll) {
-        for (const RequestStats::CodeCount& c : r.of(e).codes) {
-            if (c.status == 0) continue;
-            w.str("snowflake_http_requests_total{endpoint=\"");
-            w.str(endpoint_name(e));
-            w.str("\",code=\"");
-            if (c.status > 0)
-                w.i64(c.status);
-            else
-                w.str("other");
-            w.str("\"} ");
-            w.u64(c.count);
-            w.ch('\n');
-        }
-    }
-    counter(w, "snowflake_http_ids_issued_total",
-            "Ids the HTTP endpoint handed out since its worker started (a share of snowflake_ids_issued_total).",
-            nullptr, r.ids());
-    counter(w, "snowflake_http_uuids_issued_total",
-            "UUIDv7 values the HTTP endpoint handed out since its worker started.", nullptr, r.uuids());
-    metric_head(w, "snowflake_http_request_duration_seconds", "histogram",
-                "Time the HTTP endpoint took to decide and queue each answer, by endpoint.", nullptr);
-    for (const Endpoint e : kAll) {
-        const RequestStats::PerEndpoint& p = r.of(e);
-        uint64_t cumulative = 0;
-        for (int i = 0; i <= kDurationBuckets; i++) {
-            w.str("snowflake_http_request_duration_seconds_bucket{endpoint=\"");
-            w.str(endpoint_name(e));
-            w.str("\",le=\"");
-            if (i < kDurationBuckets) {
-                cumulative += p.buckets[i];
-                w.seconds_from_us(kDurationBucketsUs[i]);
-            } else {
-                cumulative = p.count;
-                w.str("+Inf");
-            }
-            w.str("\"} ");
-            w.u64(cumulative);
-            w.ch('\n');
-        }
-        w.str("snowflake_http_request_duration_seconds_sum{endpoint=\"");
-        w.str(endpoint_name(e));
-        w.str("\"} ");
-        w.seconds_from_us(p.sum_us);
-        w.str("\nsnowflake_http_request_duration_seconds_count{endpoint=\"");
-        w.str(endpoint_name(e));
-        w.str("\"} ");
-        w.u64(p.count);
-        w.ch('\n');
-    }
-}
-
-}  // namespace
-
 const char* endpoint_name(Endpoint e) noexcept {
     switch (e) {
         case Endpoint::IdsBatch: return "ids_batch";
@@ -756,234 +442,6 @@ const char* endpoint_name(Endpoint e) noexcept {
         case Endpoint::NotFound: return "not_found";
     }
     return "not_found";
-}
-
-void RequestStats::record(Endpoint e, int status, int64_t duration_us) noexcept {
-    const int i = static_cast<int>(e);
-    if (i < 0 || i >= kEndpointCount) return;
-    PerEndpoint& p = per_[i];
-    if (status < 100 || status > 599) status = -1;
-    // The code's slot or a free one; the last slot is kept for "other".
-    CodeCount* slot = &p.codes[kMaxCodes - 1];
-    for (int k = 0; k < kMaxCodes - 1; k++) {
-        if (p.codes[k].status == status || p.codes[k].status == 0) {
-            slot = &p.codes[k];
-            break;
-        }
-    }
-    if (slot == &p.codes[kMaxCodes - 1]) status = -1;
-    slot->status = status;
-    slot->count++;
-    if (duration_us < 0) duration_us = 0;
-    int b = 0;
-    while (b < kDurationBuckets && duration_us > kDurationBucketsUs[b]) b++;
-    if (b < kDurationBuckets) p.buckets[b]++;
-    p.count++;
-    p.sum_us += duration_us;
-}
-
-size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept {
-    Writer w(buf, cap);
-    const int64_t epoch_ms = floor_div(s.epoch_unix_us, 1000);
-    char epoch_text[40];
-    if (format_rfc3339_ms(epoch_text, sizeof(epoch_text), epoch_ms) == 0) return 0;
-
-    // Identity: the worker id as a label, and as a value (-1 while unset).
-    metric_head(w, "snowflake_info", "gauge", "Always 1; the labels name this node's worker id and epoch.",
-                nullptr);
-    w.str("snowflake_info{worker_id=\"");
-    if (s.worker_id >= 0) w.i64(s.worker_id);
-    w.str("\",epoch=\"");
-    w.str(epoch_text);
-    w.str("\"} 1\n");
-    metric_head(w, "snowflake_build_info", "gauge", "Always 1; the label is the version of the snowflake library loaded.",
-                nullptr);
-    w.str("snowflake_build_info{version=\"");
-    w.label_value(h.version != nullptr ? h.version : "");
-    w.str("\"} 1\n");
-    gauge_seconds(w, "process_start_time_seconds", "Start time of the PostgreSQL server, Unix time.", nullptr,
-                  floor_div(s.server_start_unix_us, 1000), s.server_start_unix_us > 0);
-    gauge_int(w, "snowflake_worker_id", "Worker id of this node, -1 while unset.", "worker_id",
-              s.worker_id);
-    gauge_seconds(w, "snowflake_epoch_seconds", "Start of the id range, Unix time.", "epoch", epoch_ms);
-
-    counter(w, "snowflake_ids_issued_total", "Ids issued by this node.", "ids_issued", s.ids_issued);
-    gauge_seconds(w, "snowflake_last_id_timestamp_seconds", "Time of the last id issued, Unix time.",
-                  "last_timestamp", epoch_ms + s.last_ms, s.last_ms >= 0);
-    counter(w, "snowflake_overflow_waits_total",
-            "Calls that waited because a millisecond's 4096 ids were used up.", "overflow_waits",
-            s.generator.overflow_waits);
-    counter(w, "snowflake_clock_backwards_events_total",
-            "Calls that found the clock behind the last id.", "clock_backwards_events",
-            s.generator.clock_backwards_events);
-    gauge_seconds(w, "snowflake_clock_backwards_max_seconds",
-                  "Largest distance the clock was seen behind the last id.", "clock_backwards_max_ms",
-                  s.generator.clock_backwards_max_ms);
-    counter(w, "snowflake_clock_backwards_errors_total",
-            "Calls refused because the clock was behind beyond snowflake.clock_tolerance_ms.",
-            "clock_backwards_errors", s.generator.clock_backwards_errors);
-    gauge_seconds(w, "snowflake_stats_since_timestamp_seconds",
-                  "When the counters started (server start or snowflake_stats_reset()), Unix time.",
-                  "since", floor_div(s.since_unix_us, 1000));
-    gauge_seconds(w, "snowflake_high_water_mark_timestamp_seconds",
-                  "End of the durable reservation: ids may be issued up to this time, Unix time.",
-                  "high_water_mark", epoch_ms + s.reserved_until_ms, s.reserved_until_ms >= 0);
-    counter(w, "snowflake_reservations_total", "Times the reservation was extended on disk.",
-            "reservations", s.generator.reservations);
-    counter(w, "snowflake_reservation_waits_total", "Id requests that waited for a reservation.",
-            "reservation_waits", s.reservation_waits);
-    counter(w, "snowflake_startup_waits_total",
-            "Calls held back by the high-water mark of the previous run.", "startup_waits",
-            s.generator.startup_waits);
-    gauge_seconds(w, "snowflake_reservation_window_seconds", "Reservation window in force.",
-                  "reservation_window_ms", static_cast<int64_t>(s.reservation_window_ms));
-    gauge_seconds(w, "snowflake_last_mark_write_seconds", "Duration of the last mark write.",
-                  "last_mark_write_ms", static_cast<int64_t>(s.last_mark_write_ms));
-
-    // The worker-id lease (static: no etcd). The lease id is a label: as a
-    // sample value (a float) Prometheus would round it.
-    metric_head(w, "snowflake_lease_info", "gauge",
-                "Always 1; the labels name the lease state (static, acquiring, held, expired or "
-                "standby) and the etcd lease id (empty for none).",
-                "lease_state, snowflake_stats.lease_id");
-    w.str("snowflake_lease_info{state=\"");
-    w.str(lease_state_name(s.lease_state));
-    w.str("\",lease_id=\"");
-    if (s.lease_id != 0) w.i64(s.lease_id);
-    w.str("\"} 1\n");
-    gauge_seconds(w, "snowflake_lease_deadline_timestamp_seconds",
-                  "Ids are refused after this time unless a keepalive is confirmed, Unix time.",
-                  "lease_deadline", floor_div(s.lease_deadline_unix_us, 1000), s.lease_deadline_unix_us >= 0);
-    counter(w, "snowflake_lease_renewals_total", "Keepalives etcd confirmed.", "lease_renewals",
-            s.lease_renewals);
-    counter(w, "snowflake_lease_failures_total", "Failed etcd calls.", "lease_failures", s.lease_failures);
-    // The kind of the last failure, a bounded word; its sentence is in
-    // snowflake_stats and the server log, never in a label.
-    metric_head(w, "snowflake_lease_last_error_info", "gauge",
-                "Always 1 while no lease is held after a failure; the reason label is the kind of the "
-                "last failure (grant, list_workers, claim, read_mark, keepalive, revoke, held_by_other, "
-                "previous_run, lease_gone, deadline_passed); the text is in the column",
-                "lease_last_error");
-    if (s.lease_last_error_reason != LeaseError::None &&
-        (s.lease_state == LeaseState::Acquiring || s.lease_state == LeaseState::Expired)) {
-        w.str("snowflake_lease_last_error_info{reason=\"");
-        w.str(lease_error_name(s.lease_last_error_reason));
-        w.str("\"} 1\n");
-    }
-    // Clock health as the kernel reports it.
-    metric_head(w, "snowflake_clock_synchronized", "gauge",
-                "1 when the kernel reports the clock synchronised, 0 when not.", "clock_synchronized");
-    if (s.clock_known) {
-        w.str("snowflake_clock_synchronized ");
-        w.i64(s.clock_synchronized ? 1 : 0);
-        w.ch('\n');
-    }
-    gauge_seconds(w, "snowflake_clock_max_error_seconds", "Maximum clock error the kernel reports.",
-                  "clock_max_error_ms", (s.clock_max_error_us + 999) / 1000, s.clock_max_error_us >= 0);
-    gauge_seconds(w, "snowflake_clock_est_error_seconds", "Estimated clock error the kernel reports.",
-                  "clock_est_error_ms", (s.clock_est_error_us + 999) / 1000, s.clock_est_error_us >= 0);
-    counter(w, "snowflake_clock_health_refusals_total",
-            "Calls refused by snowflake.max_clock_error_ms.", "clock_health_refusals",
-            s.clock_health_refusals);
-
-    // Refusals and failed mark writes, since the server started (not reset
-    // by snowflake_stats_reset()).
-    metric_head(w, "snowflake_ids_refused_total", "counter",
-                "Calls refused ids since the server started, by cause and SQLSTATE of the error.", nullptr);
-    for (int i = 0; i < kRefusalCount; i++) {
-        w.str("snowflake_ids_refused_total{cause=\"");
-        w.str(kRefusalCause[i]);
-        w.str("\",sqlstate=\"");
-        w.str(kRefusalSqlstate[i]);
-        w.str("\"} ");
-        w.u64(s.refusals[i]);
-        w.ch('\n');
-    }
-    metric_head(w, "snowflake_mark_write_failures_total", "counter",
-                "Writes of the high-water mark that failed since the server started: the mark file "
-                "(mark=\"file\") and the worker id's mark in etcd (mark=\"etcd\").",
-                nullptr);
-    w.str("snowflake_mark_write_failures_total{mark=\"file\"} ");
-    w.u64(s.mark_write_failures);
-    w.str("\nsnowflake_mark_write_failures_total{mark=\"etcd\"} ");
-    w.u64(s.etcd_mark_write_failures);
-    w.ch('\n');
-
-    // Health, computed when scraped.
-    gauge_int(w, "snowflake_ready", "1 when this node can issue ids now (what /healthz says), else 0.",
-              nullptr, h.ready ? 1 : 0);
-    const int64_t behind = s.last_ms >= 0 && h.now_ms < s.last_ms ? s.last_ms - h.now_ms : 0;
-    gauge_seconds(w, "snowflake_clock_behind_last_id_seconds",
-                  "How far the clock is behind the last id issued (0 when it is not).", nullptr,
-                  behind);
-    if (h.requests != nullptr) request_metrics(w, *h.requests);
-    return w.finish();
-}
-
-void format_uuid(char* out, const Uuid& u) noexcept {
-    static const char hex[] = "0123456789abcdef";
-    size_t j = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
-        out[j++] = hex[u.bytes[i] >> 4];
-        out[j++] = hex[u.bytes[i] & 15];
-    }
-    out[j] = '\0';
-}
-
-// --- time limits on clients -------------------------------------------------
-
-int ClientClocks::open(int64_t now_ms) noexcept {
-    int admitted = 0;
-    for (const Slot& s : slots_) admitted += s.used && s.admitted ? 1 : 0;
-    for (int i = 0; i < kSlots; i++) {
-        if (!slots_[i].used) {
-            slots_[i] = Slot{true, true, false, admitted < kMaxConnections, now_ms};
-            return i;
-        }
-    }
-    return -1;
-}
-
-bool ClientClocks::admitted(int slot) const noexcept {
-    return slot >= 0 && slot < kSlots && slots_[slot].used && slots_[slot].admitted;
-}
-
-void ClientClocks::client_turn(int slot, int64_t now_ms) noexcept {
-    if (slot < 0 || slot >= kSlots || !slots_[slot].used) return;
-    slots_[slot].timed = true;
-    slots_[slot].reported = false;
-    slots_[slot].since_ms = now_ms;
-}
-
-void ClientClocks::server_turn(int slot) noexcept {
-    if (slot < 0 || slot >= kSlots || !slots_[slot].used) return;
-    slots_[slot].timed = false;
-    slots_[slot].reported = false;
-}
-
-void ClientClocks::close(int slot) noexcept {
-    if (slot < 0 || slot >= kSlots) return;
-    slots_[slot] = Slot{};
-}
-
-int ClientClocks::overdue(int64_t now_ms, int* out, int cap) noexcept {
-    int n = 0;
-    for (int i = 0; i < kSlots && n < cap; i++) {
-        Slot& s = slots_[i];
-        const int64_t limit = s.admitted ? kClientTurnLimitMs : kSpareTurnLimitMs;
-        if (s.used && s.timed && !s.reported && now_ms - s.since_ms > limit) {
-            s.reported = true;
-            out[n++] = i;
-        }
-    }
-    return n;
-}
-
-int ClientClocks::in_use() const noexcept {
-    int n = 0;
-    for (const Slot& s : slots_) n += s.used ? 1 : 0;
-    return n;
 }
 
 }  // namespace snowflake::core::http

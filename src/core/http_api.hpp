@@ -1,7 +1,8 @@
-// The decisions and output formats of the HTTP endpoint (src/pg/http_worker.cpp),
-// pure so that they are unit-tested without a server: routing, the count and
-// id parameters, the Bearer token check, and the JSON and Prometheus text the
-// endpoint sends.
+// Request handling of the HTTP endpoint (src/pg/http_worker.cpp), pure so
+// that it is unit-tested without a server: routing, the count and id
+// parameters, the Bearer token and Host checks, the listen address, and the
+// JSON answers. Beside it: http_limits.hpp (client timers and the ids ceiling,
+// time passed in) and prometheus.hpp (the /metrics text).
 //
 // The HTTP protocol itself (request line, headers, keep-alive, percent
 // decoding of the path and the query) is libmicrohttpd's; nothing here parses
@@ -13,7 +14,8 @@
 
 #include "pure.hpp"
 
-#include "stats_snapshot.hpp"
+#include "text.hpp"  // format_uuid
+#include "time.hpp"  // format_rfc3339_ms
 #include "uuid.hpp"
 
 #include <cstddef>
@@ -21,7 +23,28 @@
 
 namespace snowflake::core::http {
 
+// The largest count of one batch request.
 constexpr int32_t kMaxCount = 10000;
+
+// Decimal digits of a positive number.
+constexpr size_t decimal_digits(int64_t v) noexcept { return v < 10 ? 1 : 1 + decimal_digits(v / 10); }
+
+// The message of the 400 answer to a bad count, "count must be a number from
+// 1 to 10000", written from kMaxCount.
+struct CountMessage {
+    char text[64] = {};
+};
+constexpr CountMessage make_count_message() noexcept {
+    CountMessage m;
+    constexpr char kHead[] = "count must be a number from 1 to ";
+    size_t n = 0;
+    for (; kHead[n] != '\0'; n++) m.text[n] = kHead[n];
+    const size_t digits = decimal_digits(kMaxCount);
+    int64_t v = kMaxCount;
+    for (size_t k = digits; k > 0; k--, v /= 10) m.text[n + k - 1] = static_cast<char>('0' + v % 10);
+    return m;
+}
+inline constexpr CountMessage kCountMessage = make_count_message();
 
 // Livez: the worker answers. Readyz (also /healthz): ids can be issued now.
 enum class Endpoint { IdsBatch, IdDecode, UuidsBatch, Livez, Readyz, Metrics, NotFound };
@@ -101,8 +124,8 @@ const char* add_tokens(Tokens* t, const char* text) noexcept;
 bool authorized(const Tokens& t, const char* authorization) noexcept;
 
 // The count parameter: occurrences of "count" in the query, and the first
-// one's value (nullptr for "?count" without "="). Absent: 1. Accepted: 1 to 5
-// decimal digits, value 1 to kMaxCount; anything else (sign, blanks, junk
+// one's value (nullptr for "?count" without "="). Absent: 1. Accepted: decimal
+// digits (at most as many as kMaxCount has), value 1 to kMaxCount; anything else (sign, blanks, junk
 // after the digits, repeated parameter) is refused.
 bool parse_count(int occurrences, const char* value, int32_t* out) noexcept;
 
@@ -144,82 +167,6 @@ constexpr bool exposure_allowed(AddressKind k, bool token_configured, bool allow
 // Host (HTTP/1.0) is accepted.
 bool host_allowed(const char* host, const ListenAddress& listen, AddressKind kind) noexcept;
 
-// --- the ceiling on HTTP ids ------------------------------------------------
-
-// snowflake.http_max_ids_per_second: a token bucket refilled at the rate and
-// holding at most kBurstMs of it. A request is let through while the bucket
-// is not in debt, and takes its whole count (a batch larger than the bucket
-// still passes once; the debt then makes the next ones wait). Refused:
-// retry_after_s, the whole seconds until the debt is paid (at least 1).
-// Time is passed in (monotonic microseconds).
-class IdRateLimit {
-public:
-    static constexpr int64_t kBurstMs = 100;
-    // ids_per_s 0: no limit. A changed rate starts with a full bucket.
-    void set_rate(int64_t ids_per_s, int64_t now_us) noexcept;
-    struct Verdict {
-        bool allowed = true;
-        int64_t retry_after_s = 0;
-    };
-    Verdict take(int64_t count, int64_t now_us) noexcept;
-
-private:
-    int64_t rate_ = 0;      // ids per second
-    int64_t level_ = 0;     // micro-ids (ids * 1e6); negative: debt
-    int64_t last_us_ = 0;
-    int64_t capacity() const noexcept { return rate_ * kBurstMs * 1000; }
-};
-
-// --- time limits on clients -------------------------------------------------
-
-// libmicrohttpd closes a connection that sends nothing for its idle timeout,
-// but a client that trickles a byte every few seconds (slowloris) is never
-// idle, and a handful of them could hold every connection slot for as long
-// as they liked. So each client has kClientTurnLimitMs to send a request
-// (from its connection, or from the end of its previous answer) and as long
-// to read an answer; the time the server spends deciding is not counted.
-// ClientClocks keeps that per connection slot; the worker closes the
-// connections overdue() names.
-//
-// Beyond kMaxConnections, kSpareConnections more are accepted only to be
-// answered 503 with Retry-After (their request is read, then the connection
-// closed), so that a client learns at once that the server is busy instead
-// of waiting in the listen queue; such a client has kSpareTurnLimitMs.
-constexpr int kMaxConnections = 64;
-constexpr int kSpareConnections = 16;
-constexpr int kSlots = kMaxConnections + kSpareConnections;
-constexpr int64_t kClientTurnLimitMs = 10000;
-constexpr int64_t kSpareTurnLimitMs = 2000;
-
-class ClientClocks {
-public:
-    // A slot for a new connection, its client's turn starting now; -1 when
-    // every slot is taken. The slot is admitted while fewer than
-    // kMaxConnections admitted ones are open.
-    int open(int64_t now_ms) noexcept;
-    bool admitted(int slot) const noexcept;
-    // The client is to send (or read) from now: its time starts again.
-    void client_turn(int slot, int64_t now_ms) noexcept;
-    // The server decides: no limit until the next client_turn.
-    void server_turn(int slot) noexcept;
-    void close(int slot) noexcept;
-    // Writes up to cap slots whose client has had its turn for longer than
-    // kClientTurnLimitMs (kSpareTurnLimitMs when not admitted) into out, each
-    // once per turn; returns how many.
-    int overdue(int64_t now_ms, int* out, int cap) noexcept;
-    int in_use() const noexcept;
-
-private:
-    struct Slot {
-        bool used = false;
-        bool timed = false;     // the client's turn: since_ms counts
-        bool reported = false;  // overdue() named it in this turn
-        bool admitted = false;
-        int64_t since_ms = 0;
-    };
-    Slot slots_[kSlots];
-};
-
 // --- output -----------------------------------------------------------------
 
 // Room needed for format_ids_json / format_uuids_json of count values.
@@ -234,8 +181,10 @@ constexpr size_t uuids_json_capacity(int32_t count) noexcept {
 size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count) noexcept;
 // {"uuids":["0190...","..."]}
 size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept;
-// {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N}
-// under the epoch given in Unix milliseconds.
+// {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N,
+//  "ms_since_epoch":N} under the epoch given in Unix milliseconds: the
+// decoded-id vocabulary (docs/reference.md, "Decoded ids") that the
+// inspector's JSON shares.
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
 // {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
 // hint may be nullptr or empty (left out). Strings are escaped; bytes that
@@ -246,69 +195,11 @@ size_t format_error_json(char* buf, size_t cap, const char* code, const char* me
 size_t format_health_json(char* buf, size_t cap, bool ready, const char* code,
                           const char* reason) noexcept;
 
-// --- request statistics -----------------------------------------------------
+// --- endpoints as labels ---------------------------------------------------
 
 // "ids_batch", "id_decode", "uuids_batch", "healthz", "metrics", "not_found":
 // the endpoint label of the request metrics.
 const char* endpoint_name(Endpoint e) noexcept;
 constexpr int kEndpointCount = static_cast<int>(Endpoint::NotFound) + 1;
-
-// Upper bounds of the request duration histogram, microseconds.
-constexpr int64_t kDurationBucketsUs[] = {100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000,
-                                          100000, 250000, 500000, 1000000, 2500000};
-constexpr int kDurationBuckets = sizeof(kDurationBucketsUs) / sizeof(kDurationBucketsUs[0]);
-
-// Requests answered by the HTTP worker since it started, by endpoint and
-// status code, and how long each took to decide and queue its answer. Kept by
-// the worker (one thread), so plain counters; the label sets are bounded:
-// six endpoints times at most kMaxCodes status codes (codes beyond are
-// counted under code "other").
-class RequestStats {
-public:
-    static constexpr int kMaxCodes = 24;
-    void record(Endpoint e, int status, int64_t duration_us) noexcept;
-    // Ids and UUIDs handed out by the batch endpoints (taken from the
-    // generator, whether or not the answer reached the client).
-    void add_ids(int32_t n) noexcept { ids_ += n > 0 ? static_cast<uint64_t>(n) : 0; }
-    void add_uuids(int32_t n) noexcept { uuids_ += n > 0 ? static_cast<uint64_t>(n) : 0; }
-    uint64_t ids() const noexcept { return ids_; }
-    uint64_t uuids() const noexcept { return uuids_; }
-
-    struct CodeCount {
-        int status = 0;  // 0: unused; -1: other
-        uint64_t count = 0;
-    };
-    struct PerEndpoint {
-        CodeCount codes[kMaxCodes];
-        uint64_t buckets[kDurationBuckets] = {};  // not cumulative
-        uint64_t count = 0;
-        int64_t sum_us = 0;
-    };
-    const PerEndpoint& of(Endpoint e) const noexcept { return per_[static_cast<int>(e)]; }
-
-private:
-    PerEndpoint per_[kEndpointCount];
-    uint64_t ids_ = 0;
-    uint64_t uuids_ = 0;
-};
-
-// What /metrics shows beside the snapshot.
-struct Health {
-    bool ready = false;   // generator_ready()
-    int64_t now_ms = 0;   // the clock, id-space milliseconds
-    const char* version = "";                 // snowflake_build_info{version}
-    const RequestStats* requests = nullptr;   // the HTTP worker's; nullptr: none shown
-};
-// Prometheus text exposition (format 0.0.4) of every column of
-// snowflake_stats, the health gauges and the request statistics. Each
-// metric's HELP ends with "(snowflake_stats.COLUMN)" naming the column it
-// shows, when it shows one.
-size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Health& h) noexcept;
-
-// RFC 3339 UTC with milliseconds, "2025-01-01T00:00:00.000Z"; at most 31
-// bytes with the NUL. Years outside 0..9999 get a sign and more digits.
-size_t format_rfc3339_ms(char* buf, size_t cap, int64_t unix_ms) noexcept;
-// Canonical 8-4-4-4-12 lower-case text, 36 bytes plus NUL.
-void format_uuid(char* out37, const Uuid& u) noexcept;
 
 }  // namespace snowflake::core::http

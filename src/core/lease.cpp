@@ -1,6 +1,8 @@
+// The lease state machine; see lease.hpp.
 #include "lease.hpp"
 
-#include "generator.hpp"
+#include "etcd_schema.hpp"  // the holder of a worker key: same_node, describe_holder
+#include "time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +13,6 @@ namespace snowflake::core {
 
 namespace {
 
-constexpr int64_t kNsPerMs = 1000000;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinRetryMs = 250;
 constexpr int64_t kMinKeepaliveGapNs = 100 * kNsPerMs;
@@ -78,7 +79,7 @@ int64_t fencing_margin_ms(int64_t ttl_ms) noexcept {
     return std::min(std::max<int64_t>(1000, ttl / 10), ttl / 2);
 }
 
-const char* lease_state_name(LeaseState s) noexcept {
+const char* lease::state_name(LeaseState s) noexcept {
     switch (s) {
         case LeaseState::Static: return "static";
         case LeaseState::Acquiring: return "acquiring";
@@ -89,7 +90,7 @@ const char* lease_state_name(LeaseState s) noexcept {
     return "unknown";
 }
 
-const char* lease_action_name(LeaseAction a) noexcept {
+const char* lease::action_name(LeaseAction a) noexcept {
     switch (a) {
         case LeaseAction::Wait: return "wait";
         case LeaseAction::Grant: return "grant";
@@ -102,7 +103,7 @@ const char* lease_action_name(LeaseAction a) noexcept {
     return "unknown";
 }
 
-const char* lease_error_name(LeaseError e) noexcept {
+const char* lease::error_name(LeaseError e) noexcept {
     switch (e) {
         case LeaseError::None: return "none";
         case LeaseError::Grant: return "grant";
@@ -132,7 +133,7 @@ static LeaseError error_of(LeaseAction a) {
     return LeaseError::None;
 }
 
-Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
+Lease lease::start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
     Lease l;
     if (!cfg.leasing) {
         l.state = LeaseState::Static;
@@ -145,13 +146,13 @@ Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept {
     return l;
 }
 
-int64_t lease_retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept {
+int64_t lease::retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept {
     const int32_t n = std::clamp<int32_t>(consecutive_failures, 1, 11);
     const int64_t cap = std::max<int64_t>(kMinRetryMs, clamp_ttl_ms(ttl_ms) / 6);
     return std::min<int64_t>(kMinRetryMs << (n - 1), cap) * kNsPerMs;
 }
 
-LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+LeaseStep lease::next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     LeaseStep s;
     if (l.state == LeaseState::Static) {
@@ -192,18 +193,18 @@ LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns
     return s;
 }
 
-bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept {
+bool lease::may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept {
     if (state == LeaseState::Static) return true;
     return state == LeaseState::Held && now_ns < deadline_ns;
 }
 
-bool lease_may_issue(const Lease& l, int64_t now_ns) noexcept {
+bool lease::may_issue(const Lease& l, int64_t now_ns) noexcept {
     if (l.stopping) return false;
     if (l.state == LeaseState::Held && !holds_id(l)) return false;
-    return lease_may_issue(l.state, l.deadline_ns, now_ns);
+    return lease::may_issue(l.state, l.deadline_ns, now_ns);
 }
 
-bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+bool lease::tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     if (l.state != LeaseState::Held || now_ns < l.deadline_ns) return false;
     l.state = LeaseState::Expired;
@@ -216,7 +217,7 @@ bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     return true;
 }
 
-void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
+void lease::on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                        int64_t send_ns, int64_t now_ns) noexcept {
     l.lease_id = lease_id;
     l.granted_ttl_ms = granted_ttl_ms > 0 ? granted_ttl_ms : 0;
@@ -239,7 +240,7 @@ bool taken_has(const TakenIds& t, int32_t worker) noexcept {
     return (t.bits[worker / 64] >> (worker % 64)) & 1U;
 }
 
-int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
+int32_t lease::choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                             uint32_t random_value) noexcept {
     if (cfg.static_worker >= 0) {
         l.candidate = cfg.static_worker;
@@ -265,7 +266,7 @@ int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& ta
     return l.candidate;
 }
 
-void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     l.worker = l.candidate;
     l.mark_read = false;
@@ -275,10 +276,10 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
     l.retry_at_ns = now_ns;
 }
 
-void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
+void lease::on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
                           int64_t holder_lease, int64_t now_ns, std::string_view own_identity) noexcept {
     if (holder_lease != 0 && holder_lease == l.lease_id) {
-        lease_on_claim_ok(l, cfg, now_ns);
+        lease::on_claim_ok(l, cfg, now_ns);
         return;
     }
     const int32_t tried = l.candidate;
@@ -303,7 +304,7 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
         std::snprintf(text, sizeof text, "worker id %d is held by another node: %s",
                       static_cast<int>(tried), who.c_str());
         set_error(l, LeaseError::HeldByOther, text);
-        l.retry_at_ns = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+        l.retry_at_ns = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
         return;
     }
     l.contention = l.contention < std::numeric_limits<int32_t>::max() ? l.contention + 1 : l.contention;
@@ -311,26 +312,26 @@ void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view hol
     if (tried == l.previous_worker) l.previous_worker = -1;
     reset_candidate(l, cfg);
     l.retry_at_ns = l.contention > kContentionBeforeBackoff
-                        ? add_sat(now_ns, lease_retry_delay_ns(l.contention - kContentionBeforeBackoff,
+                        ? add_sat(now_ns, lease::retry_delay_ns(l.contention - kContentionBeforeBackoff,
                                                                ttl_ms_of(l, cfg)))
                         : now_ns;
 }
 
-void lease_on_revoked(Lease& l, int64_t now_ns) noexcept {
+void lease::on_revoked(Lease& l, int64_t now_ns) noexcept {
     l.revoke_lease = 0;
     l.retry_at_ns = now_ns;
 }
 
-void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     if (l.worker < 0 || l.lease_id == 0) return;
     l.mark_read = true;
     l.previous_worker = l.worker;
     l.consecutive_failures = 0;
     l.state = LeaseState::Held;
-    lease_tick(l, cfg, now_ns);
+    lease::tick(l, cfg, now_ns);
 }
 
-void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
+void lease::on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
                            int64_t now_ns) noexcept {
     if (l.lease_id == 0) return;
     l.renewals++;
@@ -348,7 +349,7 @@ void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
     }
 }
 
-void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     if (l.state == LeaseState::Static) return;
     l.failures++;
     char text[kLeaseErrorSize];
@@ -359,7 +360,7 @@ void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexc
     drop_lease(l, cfg, now_ns);
 }
 
-void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
+void lease::on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
                       int64_t now_ns) noexcept {
     if (l.state == LeaseState::Static) return;
     l.failures++;
@@ -367,7 +368,7 @@ void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const 
         l.consecutive_failures < std::numeric_limits<int32_t>::max() ? l.consecutive_failures + 1
                                                                       : l.consecutive_failures;
     set_error(l, error_of(what), error);
-    const int64_t at = add_sat(now_ns, lease_retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+    const int64_t at = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
     if (what == LeaseAction::KeepAlive) {
         l.next_keepalive_ns = at;
     } else {
@@ -375,7 +376,7 @@ void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const 
     }
 }
 
-void lease_on_shutdown(Lease& l) noexcept { l.stopping = true; }
+void lease::on_shutdown(Lease& l) noexcept { l.stopping = true; }
 
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept {
     ShutdownPlan p;
@@ -383,379 +384,6 @@ ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept {
     p.write_exact_mark = holds_id(l) && l.state == LeaseState::Held && now_ns < l.deadline_ns;
     p.revoke = l.lease_id != 0;
     return p;
-}
-
-// ---------------------------------------------------------------------------
-// Marks
-
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd_in,
-                       int64_t etcd_window_ms, bool etcd_mark_is_ours) noexcept {
-    const Mark etcd = etcd_mark_is_ours ? Mark{-1, true} : etcd_in;
-    Handover h;
-    h.floor_ms = std::max<int64_t>(std::max(local.ms, etcd.ms), -1);
-    if (h.floor_ms < 0) return h;
-    if (local.ms == h.floor_ms && !local.clean) h.grace_ms = std::max(h.grace_ms, local_window_ms);
-    // A reservation in etcd is renewed from its old end when less than half
-    // a window is left: it reaches up to 1.5 windows past the writer's clock.
-    if (etcd.ms == h.floor_ms && !etcd.clean)
-        h.grace_ms = std::max(h.grace_ms, etcd_window_ms + etcd_window_ms / 2);
-    h.grace_ms = std::max<int64_t>(h.grace_ms, 0);
-    return h;
-}
-
-Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept {
-    Mark m;
-    m.ms = std::clamp<int64_t>(generator_last_ms, -1, kMaxMs);
-    m.clean = true;
-    return m;
-}
-
-namespace {
-
-// Strict decimal: optional '-', digits, no leading zeros (except "0").
-bool parse_i64(std::string_view s, int64_t* out) {
-    bool neg = false;
-    if (!s.empty() && s[0] == '-') {
-        neg = true;
-        s.remove_prefix(1);
-    }
-    if (s.empty() || s.size() > 19 || (s.size() > 1 && s[0] == '0')) return false;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        v = v * 10 + static_cast<uint64_t>(c - '0');
-    }
-    const uint64_t limit = neg ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-    if (v > limit) return false;
-    *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
-    return true;
-}
-
-bool parse_u64(std::string_view s, uint64_t* out) {
-    if (s.empty() || s.size() > 20 || (s.size() > 1 && s[0] == '0')) return false;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        const auto d = static_cast<uint64_t>(c - '0');
-        if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
-}  // namespace
-
-std::string encode_etcd_mark(const Mark& m) noexcept {
-    return std::to_string(m.ms) + (m.clean ? " exact" : " reserved");
-}
-
-bool decode_etcd_mark(std::string_view text, Mark* out) noexcept {
-    const size_t sp = text.find(' ');
-    if (sp == std::string_view::npos) return false;
-    const std::string_view kind = text.substr(sp + 1);
-    Mark m;
-    if (!parse_i64(text.substr(0, sp), &m.ms) || m.ms < -1 || m.ms > kMaxMs) return false;
-    if (kind == "exact") {
-        m.clean = true;
-    } else if (kind == "reserved") {
-        m.clean = false;
-    } else {
-        return false;
-    }
-    *out = m;
-    return true;
-}
-
-// ---------------------------------------------------------------------------
-// Keys
-
-std::string workers_prefix(std::string_view prefix) noexcept {
-    return std::string(prefix) + "/workers/";
-}
-
-std::string worker_key(std::string_view prefix, int32_t worker) noexcept {
-    return workers_prefix(prefix) + std::to_string(worker);
-}
-
-std::string mark_key(std::string_view prefix, int32_t worker) noexcept {
-    return std::string(prefix) + "/marks/" + std::to_string(worker);
-}
-
-int32_t parse_worker_key(std::string_view prefix, std::string_view key) noexcept {
-    const std::string head = workers_prefix(prefix);
-    if (key.size() <= head.size() || key.substr(0, head.size()) != head) return -1;
-    int64_t v = 0;
-    if (!parse_i64(key.substr(head.size()), &v) || !valid_worker(v)) return -1;
-    return static_cast<int32_t>(v);
-}
-
-bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept {
-    const char* why = nullptr;
-    if (prefix.empty() || prefix[0] != '/') {
-        why = "The prefix must start with \"/\".";
-    } else if (prefix.size() < 2 || prefix.back() == '/') {
-        why = "The prefix must not end with \"/\".";
-    } else if (prefix.size() > 200) {
-        why = "The prefix must be at most 200 bytes long.";
-    } else {
-        for (char c : prefix) {
-            if (c <= 0x20 || c >= 0x7f) {
-                why = "The prefix may contain only printable ASCII characters other than space.";
-                break;
-            }
-        }
-    }
-    if (why == nullptr) return true;
-    if (reason != nullptr) *reason = why;
-    return false;
-}
-
-// ---------------------------------------------------------------------------
-// Node identity
-
-namespace {
-
-constexpr std::string_view kIdentityTag = "snowflake-node";
-
-// Days since 1970-01-01 to a proleptic Gregorian date.
-void civil_from_days(int64_t z, int64_t* y, int* m, int* d) {
-    z += 719468;
-    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const int64_t doe = z - era * 146097;
-    const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const int64_t mp = (5 * doy + 2) / 153;
-    *d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-    *m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2 ? 1 : 0);
-}
-
-std::string printable(std::string_view s, size_t max_len) {
-    std::string out;
-    for (char c : s.substr(0, std::min(s.size(), max_len))) {
-        out += (c < 0x20 || c >= 0x7f || c == '"') ? '?' : c;
-    }
-    if (s.size() > max_len) out += "...";
-    return out;
-}
-
-}  // namespace
-
-std::string encode_node_identity(const NodeIdentity& n) noexcept {
-    std::string host;
-    for (char c : n.host.substr(0, 255)) host += (c <= 0x20 || c >= 0x7f) ? '_' : c;
-    if (host.empty()) host = "unknown";
-    std::string dir;
-    for (char c : n.data_directory.substr(0, 1024)) dir += (c <= 0x20 || c >= 0x7f) ? '_' : c;
-    return std::string(kIdentityTag) + " host=" + host + " port=" + std::to_string(n.port) +
-           " system_identifier=" + std::to_string(n.system_identifier) +
-           " started_unix_ms=" + std::to_string(n.started_unix_ms) +
-           (dir.empty() ? std::string() : " data_directory=" + dir);
-}
-
-bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept {
-    return !a.data_directory.empty() && a.data_directory == b.data_directory && a.host == b.host &&
-           a.port == b.port && a.system_identifier == b.system_identifier;
-}
-
-bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
-    NodeIdentity n;
-    bool have_host = false, have_port = false, have_sysid = false, have_started = false;
-    size_t pos = 0;
-    bool first = true;
-    while (pos <= text.size()) {
-        size_t end = text.find(' ', pos);
-        if (end == std::string_view::npos) end = text.size();
-        const std::string_view tok = text.substr(pos, end - pos);
-        pos = end + 1;
-        if (tok.empty()) {
-            if (end == text.size()) break;
-            return false;  // two spaces in a row, or a leading space
-        }
-        if (first) {
-            if (tok != kIdentityTag) return false;
-            first = false;
-            continue;
-        }
-        const size_t eq = tok.find('=');
-        if (eq == std::string_view::npos || eq == 0) return false;
-        const std::string_view key = tok.substr(0, eq), value = tok.substr(eq + 1);
-        int64_t v = 0;
-        if (key == "host") {
-            if (have_host || value.empty()) return false;
-            n.host = std::string(value);
-            have_host = true;
-        } else if (key == "port") {
-            if (have_port || !parse_i64(value, &v) || v < 1 || v > 65535) return false;
-            n.port = static_cast<int32_t>(v);
-            have_port = true;
-        } else if (key == "system_identifier") {
-            if (have_sysid || !parse_u64(value, &n.system_identifier)) return false;
-            have_sysid = true;
-        } else if (key == "started_unix_ms") {
-            if (have_started || !parse_i64(value, &n.started_unix_ms)) return false;
-            have_started = true;
-        } else if (key == "data_directory") {
-            if (!n.data_directory.empty() || value.empty()) return false;
-            n.data_directory = std::string(value);
-        }
-        // Other fields: written by a later version; ignored.
-    }
-    if (first || !have_host || !have_port || !have_sysid || !have_started) return false;
-    if (out != nullptr) *out = std::move(n);
-    return true;
-}
-
-std::string describe_holder(std::string_view value) noexcept {
-    NodeIdentity n;
-    if (!decode_node_identity(value, &n)) {
-        return "a holder that is not a snowflake node (its key holds \"" + printable(value, 80) + "\")";
-    }
-    const int64_t ms = n.started_unix_ms;
-    constexpr int64_t kMsPerDay = 86400000;
-    const int64_t days = floor_div(ms, kMsPerDay);
-    const int64_t ms_of_day = ms % kMsPerDay < 0 ? ms % kMsPerDay + kMsPerDay : ms % kMsPerDay;
-    int64_t y = 0;
-    int mo = 0, d = 0;
-    civil_from_days(days, &y, &mo, &d);
-    const int64_t secs = ms_of_day / 1000;
-    char when[64];
-    std::snprintf(when, sizeof when, "%04lld-%02d-%02d %02d:%02d:%02d UTC", static_cast<long long>(y),
-                  mo, d, static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60),
-                  static_cast<int>(secs % 60));
-    return "host " + printable(n.host, 255) + " port " + std::to_string(n.port) +
-           " (system identifier " + std::to_string(n.system_identifier) + ", started " + when + ")";
-}
-
-// ---------------------------------------------------------------------------
-// Endpoints
-
-namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-bool host_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.';
-}
-
-bool ipv6_char(char c) {
-    return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9') || c == ':' ||
-           c == '.';
-}
-
-// Checks one trimmed entry; on success appends its normal form.
-bool parse_endpoint(std::string_view e, std::string* normal, std::string* why) {
-    constexpr std::string_view scheme = "http://";
-    if (e.substr(0, 8) == "https://") {
-        *why = "only http:// endpoints are supported";
-        return false;
-    }
-    if (e.size() < scheme.size() || e.substr(0, scheme.size()) != scheme) {
-        *why = "it does not start with http://";
-        return false;
-    }
-    std::string_view rest = e.substr(scheme.size());
-    if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-    std::string_view host;
-    if (!rest.empty() && rest[0] == '[') {
-        const size_t close = rest.find(']');
-        if (close == std::string_view::npos || close == 1) {
-            *why = "its IPv6 address is not closed by \"]\"";
-            return false;
-        }
-        host = rest.substr(0, close + 1);
-        for (char c : host.substr(1, host.size() - 2)) {
-            if (!ipv6_char(c)) {
-                *why = "its IPv6 address contains a character that is not a hex digit, \":\" or \".\"";
-                return false;
-            }
-        }
-        rest.remove_prefix(close + 1);
-    } else {
-        const size_t colon = rest.find(':');
-        host = rest.substr(0, colon == std::string_view::npos ? rest.size() : colon);
-        if (host.empty()) {
-            *why = "it has no host";
-            return false;
-        }
-        for (char c : host) {
-            if (!host_char(c)) {
-                *why = "its host may contain only letters, digits, \"-\" and \".\"";
-                return false;
-            }
-        }
-        if (host.size() > 253 || host[0] == '-' || host[0] == '.') {
-            *why = "its host is not a valid host name";
-            return false;
-        }
-        rest.remove_prefix(host.size());
-    }
-    if (rest.empty() || rest[0] != ':') {
-        *why = "it has no port (write http://host:port)";
-        return false;
-    }
-    rest.remove_prefix(1);
-    int64_t port = 0;
-    if (rest.find('/') != std::string_view::npos) {
-        *why = "it has a path; give only http://host:port";
-        return false;
-    }
-    if (!parse_i64(rest, &port) || port < 1 || port > 65535) {
-        *why = "its port is not a number from 1 to 65535";
-        return false;
-    }
-    *normal = std::string(scheme) + std::string(host) + ":" + std::to_string(port);
-    return true;
-}
-
-}  // namespace
-
-bool parse_endpoints(std::string_view text, std::vector<std::string>* out,
-                     std::string* reason) noexcept {
-    std::vector<std::string> result;
-    size_t start = 0;
-    size_t index = 0;
-    bool all_space = true;
-    for (char c : text) {
-        if (!is_space(c)) all_space = false;
-    }
-    if (all_space) {
-        if (out != nullptr) out->clear();
-        return true;
-    }
-    while (start <= text.size()) {
-        size_t end = text.find(',', start);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view e = text.substr(start, end - start);
-        start = end + 1;
-        index++;
-        while (!e.empty() && is_space(e.front())) e.remove_prefix(1);
-        while (!e.empty() && is_space(e.back())) e.remove_suffix(1);
-        std::string why;
-        std::string normal;
-        if (e.empty()) {
-            why = "it is empty";
-        } else if (parse_endpoint(e, &normal, &why)) {
-            if (result.size() == kMaxEndpoints) {
-                if (reason != nullptr) {
-                    *reason = "At most " + std::to_string(kMaxEndpoints) + " endpoints may be given.";
-                }
-                return false;
-            }
-            result.push_back(std::move(normal));
-            if (end == text.size()) break;
-            continue;
-        }
-        if (reason != nullptr) {
-            *reason = "Endpoint " + std::to_string(index) + " (\"" + printable(e, 80) + "\") is invalid: " +
-                      why + ".";
-        }
-        return false;
-    }
-    if (out != nullptr) *out = std::move(result);
-    return true;
 }
 
 }  // namespace snowflake::core

@@ -1,4 +1,5 @@
-// Worker ids leased from etcd: the decisions, without the network.
+// Worker ids leased from etcd: the lease state machine (grant, claim, mark
+// read, keepalive, expiry, retries), without the network.
 //
 // Pure: the caller passes in the time (a monotonic clock in nanoseconds for
 // everything about the lease, id-space milliseconds for marks), performs the
@@ -26,6 +27,11 @@
 //     on the worker key still being attached to the writer's lease, so an
 //     old holder that lost the id cannot move it any more.
 //
+// The other halves of leasing, each in its own file: handover.hpp (where a
+// new holder starts, how far ids may be issued: the marks), etcd_schema.hpp
+// (the keys and values in etcd, and the node identity a worker key holds),
+// endpoints.hpp (snowflake.etcd_endpoints).
+//
 // Who drives it: the lease driver, src/coord/lease_driver.hpp, the one loop
 // (grant, list, claim, revoke of this node's previous run, read the mark and
 // hand over, keepalive, the etcd mark's renewal with plan_reservation() of
@@ -37,7 +43,7 @@
 // publishes the fields backends need (state, worker, deadline_ns, the etcd
 // reservation) after each step.
 //
-// Backends only test lease_may_issue(published state, deadline_ns, now) with
+// Backends only test lease::may_issue(published state, deadline_ns, now) with
 // the boot clock before issuing, and cap the generator with
 // reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
 // on NeedReservation beyond the etcd reservation they ask the worker and wait
@@ -47,13 +53,10 @@
 #include "pure.hpp"
 
 #include "layout.hpp"
-#include "mark.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
-#include <vector>
 
 namespace snowflake::core {
 
@@ -83,18 +86,16 @@ enum class LeaseState {
     Expired,    // an id was held and is lost (deadline passed or lease gone); trying again
     Standby,    // shown only: the server is a standby, which takes no lease until promoted
 };
-const char* lease_state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
 
 enum class LeaseAction {
     Wait,         // nothing to do before at_ns
     Grant,        // client.grant(ttl)
-    ListWorkers,  // client.range(<prefix>/workers/), then lease_choose_worker()
+    ListWorkers,  // client.range(<prefix>/workers/), then lease::choose_worker()
     Claim,        // client.claim(<prefix>/workers/<candidate>, identity, lease_id)
     ReadMark,     // client.get(<prefix>/marks/<worker>), plan_handover()
     KeepAlive,    // client.keepalive(lease_id)
     Revoke,       // client.revoke(revoke_lease): this node's earlier lease holds the candidate
 };
-const char* lease_action_name(LeaseAction a) noexcept;
 
 // What the last failure was, as a bounded word for metric labels
 // (snowflake_lease_last_error_info{reason}); the sentence is last_error.
@@ -111,7 +112,6 @@ enum class LeaseError {
     LeaseGone,       // etcd no longer knows the lease
     DeadlinePassed,  // no keepalive confirmed before the deadline
 };
-const char* lease_error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
 
 struct LeaseStep {
     LeaseAction action = LeaseAction::Wait;
@@ -128,7 +128,7 @@ struct Lease {
     int32_t candidate = -1;          // id to claim next (-1: list workers first)
     int32_t previous_worker = -1;    // last id held: preferred when reacquiring
     bool mark_read = false;          // the claimed id's etcd mark has been read
-    bool stopping = false;           // lease_on_shutdown() was called
+    bool stopping = false;           // lease::on_shutdown() was called
     int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive etcd confirmed
     int64_t deadline_ns = 0;         // ids may be issued while now < deadline (Held)
     int64_t next_keepalive_ns = 0;   // when the next keepalive is due (lease_id != 0)
@@ -146,43 +146,53 @@ struct Lease {
     LeaseError last_error_reason = LeaseError::None;
 };
 
-// A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
-// due at now_ns.
-Lease lease_start(const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// What the worker should do now (or wait for).
-LeaseStep lease_next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// Held and now < deadline and not stopping; always true when Static.
-bool lease_may_issue(const Lease& l, int64_t now_ns) noexcept;
-// The same test on the published fields, for backends.
-bool lease_may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept;
-
-// Moves Held to Expired once now >= deadline. Returns true if it did.
-bool lease_tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
-
-// Outcomes. send_ns is the monotonic time just before the request was sent.
-void lease_on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
-                       int64_t send_ns, int64_t now_ns) noexcept;
 // The worker ids found under <prefix>/workers/ (parse_worker_key of each key).
 struct TakenIds {
     uint64_t bits[(kMaxWorker + 1 + 63) / 64] = {};
 };
 void taken_add(TakenIds& t, int32_t worker) noexcept;  // ignores -1 and out-of-range ids
 bool taken_has(const TakenIds& t, int32_t worker) noexcept;
+
+// The lease state machine's functions: core::lease::start(), ...
+namespace lease {
+
+const char* state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
+const char* action_name(LeaseAction a) noexcept;  // "wait", "grant", "list workers", ...
+const char* error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
+
+// A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
+// due at now_ns.
+Lease start(const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// What the worker should do now (or wait for).
+LeaseStep next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Held and now < deadline and not stopping; always true when Static.
+bool may_issue(const Lease& l, int64_t now_ns) noexcept;
+// The same test on the published fields, for backends.
+bool may_issue(LeaseState state, int64_t deadline_ns, int64_t now_ns) noexcept;
+
+// Moves Held to Expired once now >= deadline. Returns true if it did.
+bool tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+
+// Outcomes. send_ns is the monotonic time just before the request was sent.
+// A lease was granted: claim an id under it next.
+void on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
+                 int64_t send_ns, int64_t now_ns) noexcept;
 // Chooses the id to claim: the previous id if free, else the lowest free id
 // at or after rotate_from (wrapping); after n lost claims in a row, a random
 // one (random_value) among the min(2^n, 32) lowest free ids from there, so
 // that nodes starting together spread out. Sets l.candidate and returns it,
-// or -1 if every id is taken (then call lease_on_failure with a sentence).
+// or -1 if every id is taken (then call lease::on_failure with a sentence).
 // Static: the static id.
-int32_t lease_choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
-                            uint32_t random_value) noexcept;
-void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+int32_t choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
+                      uint32_t random_value) noexcept;
+// The claim of l.candidate succeeded: read its mark next.
+void on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // The claim's compare failed: the key exists. holder_text is its value (a
 // node identity, or anything: it is only described), holder_lease its lease.
 // If holder_lease is our own lease, an earlier claim whose answer was lost
-// did succeed: this counts as lease_on_claim_ok. Otherwise, with a static id
+// did succeed: this counts as lease::on_claim_ok. Otherwise, with a static id
 // the claim is retried after a delay and last_error names the holder; with
 // any free id the next id is chosen at once (ListWorkers again).
 // If holder_text names this very node (own_identity: same host, port,
@@ -190,117 +200,38 @@ void lease_on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcep
 // run, which PostgreSQL's lock on the data directory proves dead, or an
 // earlier lease of this run: its lease is revoked (LeaseAction::Revoke) and
 // the id claimed again at once, instead of waiting out its TTL.
-void lease_on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
-                          int64_t holder_lease, int64_t now_ns,
-                          std::string_view own_identity = {}) noexcept;
+void on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
+                    int64_t holder_lease, int64_t now_ns,
+                    std::string_view own_identity = {}) noexcept;
 // The lease in revoke_lease is revoked (or was not found): claim again.
-void lease_on_revoked(Lease& l, int64_t now_ns) noexcept;
-void lease_on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
-void lease_on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
-                           int64_t now_ns) noexcept;
+void on_revoked(Lease& l, int64_t now_ns) noexcept;
+// The claimed id's mark was read and handed over: Held.
+void on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+// A keepalive sent at send_ns was confirmed: the deadline moves on.
+void on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
+                     int64_t now_ns) noexcept;
 // keepalive answered TTL 0, or a call said the lease is not found: the key
 // is gone with it. Ids are refused at once; a new grant is due.
-void lease_on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+void on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // A call failed (network, timeout, bad answer); `error` is its sentence.
 // Held stays Held until the deadline; the step is retried with backoff.
-void lease_on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
-                      int64_t now_ns) noexcept;
-void lease_on_shutdown(Lease& l) noexcept;
+void on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,
+                int64_t now_ns) noexcept;
+// The server stops: no more ids, no more steps (see plan_shutdown).
+void on_shutdown(Lease& l) noexcept;
 
 // Delay before retrying after n >= 1 consecutive failures: 250 ms doubling,
 // at most max(250 ms, TTL/6), so a renewal is retried a few times before
 // the deadline but never in a busy loop.
-int64_t lease_retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
+int64_t retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
+
+}  // namespace lease
 
 struct ShutdownPlan {
     bool write_exact_mark = false;  // we still hold the id: hand over the exact mark
     bool revoke = false;            // a lease exists: revoke it
 };
+// What a clean shutdown still owes etcd: the exact mark, the revoke.
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
-
-// ---------------------------------------------------------------------------
-// Marks and hand-over (id-space milliseconds)
-
-// The etcd mark's window: renewed when less than half of it is left, by this
-// much from the old end (plan_reservation), so the mark is 0.5 to 1.5 of it
-// (2.5 to 7.5 s) ahead of the clock. Larger than the local window because a
-// write is a network round trip. A new holder after a crash waits out at
-// most 1.5 times this long (plan_handover's grace), less the TTL it already
-// waited for the lease to expire.
-constexpr int64_t kEtcdMarkWindowMs = 5000;
-
-struct Handover {
-    int64_t floor_ms = -1;  // the generator starts above this (state_after)
-    int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
-};
-// floor = max(local, etcd); the grace is how far a reservation that reaches
-// the floor can lie past its writer's clock: the local window as given (the
-// mark file records its lead), 1.5 etcd windows for the etcd mark (renewed
-// from its old end); a clean mark is exact: no grace. etcd_mark_is_ours:
-// the etcd mark's mod revision is the one this process's own last write of
-// it returned (it lost the lease and got the same id back): nobody else
-// issued under that id since, so the process's own position (pass the
-// generator's last_ms as an exact local mark) is the floor and the etcd
-// reservation is not waited out.
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms, bool etcd_mark_is_ours = false) noexcept;
-
-// Ids may be issued up to min(local reservation, etcd reservation).
-constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
-                                 int64_t etcd_reserved_until_ms) noexcept {
-    return local_reserved_until_ms < etcd_reserved_until_ms ? local_reserved_until_ms
-                                                            : etcd_reserved_until_ms;
-}
-
-// The mark written at a clean shutdown, after ids stopped: the generator's
-// last_ms (which starts at the hand-over floor, so it is never below an
-// earlier holder's mark), flagged exact.
-Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept;
-
-// Text of the etcd mark: "<ms> reserved" or "<ms> exact".
-std::string encode_etcd_mark(const Mark& m) noexcept;
-bool decode_etcd_mark(std::string_view text, Mark* out) noexcept;
-
-// ---------------------------------------------------------------------------
-// Keys
-
-std::string worker_key(std::string_view prefix, int32_t worker) noexcept;  // <prefix>/workers/<id>
-std::string workers_prefix(std::string_view prefix) noexcept;              // <prefix>/workers/
-std::string mark_key(std::string_view prefix, int32_t worker) noexcept;    // <prefix>/marks/<id>
-// The id of a key under <prefix>/workers/, or -1 if it is not one.
-int32_t parse_worker_key(std::string_view prefix, std::string_view key) noexcept;
-// snowflake.lease_prefix: starts with '/', no trailing '/', printable ASCII
-// without spaces, at most 200 bytes. On false, *reason is a sentence.
-bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept;
-
-// ---------------------------------------------------------------------------
-// The node identity stored in a worker key: one line of text,
-//   snowflake-node host=<host> port=<port> system_identifier=<u64> started_unix_ms=<i64>
-//     data_directory=<path>
-// Unknown fields are ignored when decoding (later versions may add some).
-
-struct NodeIdentity {
-    std::string host;                // control characters and spaces become '_'
-    int32_t port = 0;                // 1..65535
-    uint64_t system_identifier = 0;  // pg_control's
-    int64_t started_unix_ms = 0;     // postmaster start time
-    std::string data_directory;      // as host: control characters and spaces become '_'; "" if absent
-};
-// Both name the same node: host, port, system identifier and a data
-// directory (which older versions did not record) all equal.
-bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept;
-std::string encode_node_identity(const NodeIdentity& n) noexcept;
-bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept;
-// "host db1 port 5432 (system identifier 7312..., started 2026-12-01 03:44:47 UTC)";
-// for a value that is not an identity, a quoted, truncated copy of it.
-std::string describe_holder(std::string_view value) noexcept;
-
-// ---------------------------------------------------------------------------
-// snowflake.etcd_endpoints: "http://host:port[,http://host:port...]"; spaces
-// around entries are allowed. host is a name, an IPv4 address or [IPv6].
-// An empty (or all-space) string gives no endpoints (leasing off).
-constexpr size_t kMaxEndpoints = 16;
-bool parse_endpoints(std::string_view text, std::vector<std::string>* out,
-                     std::string* reason) noexcept;
 
 }  // namespace snowflake::core

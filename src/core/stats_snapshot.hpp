@@ -1,13 +1,13 @@
 // The values of snowflake_stats as plain data: one snapshot, taken under the
 // lock by the glue (stats.cpp, take_stats_snapshot()), is what both the SQL
 // function snowflake_stats() and the HTTP endpoint /metrics
-// (http_api.hpp, format_metrics()) turn into output, so the two never
-// disagree.
+// (prometheus.hpp, format_metrics()) turn into output, both through the one
+// table of columns in stats_columns.hpp, so the two never disagree.
 //
 // Adding a statistic: one field here, one line where stats.cpp fills the
-// snapshot, one column in stats.cpp's SQL output, one metric in
-// http_api.cpp's format_metrics(). test/http.sh fails while a column of
-// snowflake_stats has no metric.
+// snapshot, one row in stats_columns.hpp, and the column in both SQL
+// scripts. test/http.sh fails while a column of snowflake_stats has no
+// metric.
 #pragma once
 
 #include "pure.hpp"
@@ -63,6 +63,9 @@ struct StatsSnapshot {
     int64_t clock_max_error_us = -1;      // clock_max_error_ms (-1: not reported, NULL)
     int64_t clock_est_error_us = -1;      // clock_est_error_ms (-1: not reported, NULL)
     uint64_t clock_health_refusals = 0;   // clock_health_refusals
+    char coordinator[12] = "none";        // coordinator: etcd, zookeeper or none (1.2)
+    char lease_session[24] = {};          // lease_session: the lease id as the coordinator prints it ("": NULL)
+    int64_t lease_granted_ttl_ms = 0;     // lease_granted_ttl_ms: TTL or session timeout granted (0: NULL)
     // Metrics only (no column): the server's start time, Unix microseconds
     // (0: unknown).
     int64_t server_start_unix_us = 0;

@@ -147,7 +147,7 @@ public:
     // Puts only if key's mod revision is expected_mod_revision (0: the key
     // does not exist) and, if guard_key is not empty, guard_key is attached to
     // guard_lease; otherwise reads key. The caller decides the value (for a
-    // mark: only forward, see core/lease.hpp) and, with the revision compare,
+    // mark: only forward, see core/handover.hpp) and, with the revision compare,
     // no write it did not read can be overtaken.
     CasResult compare_and_put(const std::string& key, const std::string& value,
                               int64_t expected_mod_revision, const std::string& guard_key = {},

@@ -1,5 +1,7 @@
 #include "coordinator.hpp"
 
+#include "../core/etcd_schema.hpp"
+
 #include <utility>
 
 namespace snowflake::etcd {

@@ -4,6 +4,8 @@
 #include "core/epoch.hpp"
 #include "core/generator.hpp"
 #include "core/layout.hpp"
+#include "core/text.hpp"
+#include "core/time.hpp"
 #include "core/uuid.hpp"
 
 #include <cinttypes>
@@ -21,13 +23,6 @@ namespace core = snowflake::core;
 namespace {
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-
-int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 bool all_digits(std::string_view s) noexcept {
     if (s.empty()) return false;
@@ -50,41 +45,7 @@ bool parse_decimal(std::string_view s, int64_t* out) noexcept {
 
 // The last instant the epoch parser accepts, 9999-12-31T23:59:59.999999Z,
 // bounds epochs given in Unix milliseconds too.
-constexpr int64_t kMaxEpochUnixUs = int64_t{253402300799} * 1000000 + 999999;
-
-// 32 hexadecimal digits, plain or as 8-4-4-4-12, optionally in braces.
-bool parse_uuid(std::string_view s, core::Uuid* out) noexcept {
-    if (s.size() >= 2 && s.front() == '{' && s.back() == '}') s = s.substr(1, s.size() - 2);
-    const bool grouped = s.size() == 36;
-    if (!grouped && s.size() != 32) return false;
-    int n = 0;
-    for (size_t i = 0; i < s.size(); i++) {
-        if (grouped && (i == 8 || i == 13 || i == 18 || i == 23)) {
-            if (s[i] != '-') return false;
-            continue;
-        }
-        const int v = hex_value(s[i]);
-        if (v < 0) return false;
-        if (n % 2 == 0)
-            out->bytes[n / 2] = static_cast<uint8_t>(v << 4);
-        else
-            out->bytes[n / 2] = static_cast<uint8_t>(out->bytes[n / 2] | v);
-        n++;
-    }
-    return n == 32;
-}
-
-std::string uuid_text(const core::Uuid& u) noexcept {
-    static const char digits[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(36);
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-        s += digits[u.bytes[i] >> 4];
-        s += digits[u.bytes[i] & 0xF];
-    }
-    return s;
-}
+constexpr int64_t kMaxEpochUnixUs = int64_t{253402300799} * core::kUsPerS + 999999;
 
 // Does a token that is not a UUID look like an attempt at one?
 bool uuid_like(std::string_view s) noexcept {
@@ -94,7 +55,7 @@ bool uuid_like(std::string_view s) noexcept {
     if (s.size() < 2 || s.substr(1).find('-') == std::string_view::npos) return false;
     if (s.size() >= 9) return true;
     for (char c : s)
-        if (hex_value(c) >= 10) return true;
+        if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) return true;
     return false;
 }
 
@@ -114,10 +75,6 @@ std::string to_string(int64_t v) noexcept {
 
 }  // namespace
 
-namespace {
-// ASCII case-insensitive equality (the preset names).
-}  // namespace
-
 bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* why) noexcept {
     if (core::ascii_iequal(text, "default")) {
         const core::EpochParse p = core::parse_epoch(core::kDefaultEpoch, unix_us);
@@ -126,20 +83,20 @@ bool parse_epoch_option(std::string_view text, int64_t* unix_us, std::string* wh
         return false;
     }
     if (core::ascii_iequal(text, "twitter")) {
-        *unix_us = kTwitterEpochMs * 1000;
+        *unix_us = kTwitterEpochMs * core::kUsPerMs;
         return true;
     }
     if (core::ascii_iequal(text, "discord")) {
-        *unix_us = kDiscordEpochMs * 1000;
+        *unix_us = kDiscordEpochMs * core::kUsPerMs;
         return true;
     }
     if (all_digits(text)) {
         int64_t ms = 0;
-        if (!parse_decimal(text, &ms) || ms > kMaxEpochUnixUs / 1000) {
+        if (!parse_decimal(text, &ms) || ms > kMaxEpochUnixUs / core::kUsPerMs) {
             *why = "Unix milliseconds past the year 9999";
             return false;
         }
-        *unix_us = ms * 1000;
+        *unix_us = ms * core::kUsPerMs;
         return true;
     }
     const std::string copy(text);  // parse_epoch reads a NUL-terminated string
@@ -183,8 +140,8 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         bool ok = false;
         if (all_digits(value)) {
             int64_t ms = 0;
-            ok = parse_decimal(value, &ms) && ms <= kMaxEpochUnixUs / 1000;
-            us = ms * 1000;
+            ok = parse_decimal(value, &ms) && ms <= kMaxEpochUnixUs / core::kUsPerMs;
+            us = ms * core::kUsPerMs;
             if (!ok) reason = "Unix milliseconds past the year 9999";
         } else {
             const std::string copy(value);
@@ -279,7 +236,7 @@ Request parse_args(int argc, const char* const* argv) noexcept {
 
 bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept {
     // Both lie within years 1 to 9999: the difference cannot overflow.
-    const int64_t ms = core::floor_div(unix_us - epoch_unix_us, 1000);
+    const int64_t ms = core::floor_div(unix_us - epoch_unix_us, core::kUsPerMs);
     if (ms < 0) {
         *why = "the time lies before the epoch";
         return false;
@@ -354,7 +311,7 @@ Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
         d.sequence = f.sequence;
         d.epoch_unix_us = epoch_unix_us;
         // |epoch| < 2^58 us and ms < 2^41: no overflow.
-        d.unix_us = epoch_unix_us + f.ms * 1000;
+        d.unix_us = epoch_unix_us + f.ms * core::kUsPerMs;
         return d;
     }
     if (token[0] == '-' && all_digits(token.substr(1))) {
@@ -367,7 +324,7 @@ Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
     }
 
     core::Uuid u{};
-    if (parse_uuid(token, &u)) {
+    if (core::parse_uuid_text(token, &u)) {
         const int version = core::uuid_version(u);
         if (version != 7) {
             Decoded d = invalid(token, "");
@@ -379,8 +336,10 @@ Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
         Decoded d;
         d.kind = Kind::Uuid;
         d.input = std::string(token);
-        d.canonical = uuid_text(u);
-        d.unix_us = core::uuid_ms(u) * 1000;
+        char text[core::kUuidTextLen + 1];
+        core::format_uuid(text, u);
+        d.canonical = text;
+        d.unix_us = core::uuid_ms(u) * core::kUsPerMs;
         return d;
     }
 
@@ -406,21 +365,10 @@ std::vector<std::string_view> split_tokens(std::string_view line) noexcept {
 }
 
 std::string format_time(int64_t unix_us) noexcept {
-    const int64_t seconds = core::floor_div(unix_us, 1000000);
-    const int64_t micros = unix_us - seconds * 1000000;
-    const int64_t days = core::floor_div(seconds, 86400);
-    const int64_t second_of_day = seconds - days * 86400;
-    const core::CivilDate date = core::civil_from_days(days);
-    char buf[64];
-    const int hh = static_cast<int>(second_of_day / 3600);
-    const int mi = static_cast<int>(second_of_day / 60 % 60);
-    const int ss = static_cast<int>(second_of_day % 60);
-    if (micros % 1000 == 0)
-        std::snprintf(buf, sizeof buf, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%03dZ", date.year, date.month,
-                      date.day, hh, mi, ss, static_cast<int>(micros / 1000));
-    else
-        std::snprintf(buf, sizeof buf, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%06dZ", date.year, date.month,
-                      date.day, hh, mi, ss, static_cast<int>(micros));
+    core::Rfc3339Style style;
+    style.micros_when_present = true;
+    char buf[40];
+    core::format_rfc3339(buf, sizeof buf, core::utc_from_unix_us(unix_us), style);
     return buf;
 }
 
@@ -464,6 +412,9 @@ std::string format_json(const Decoded& d) noexcept {
                  "\",\"ms_since_epoch\":" + to_string(d.ms) + ",\"worker\":" + std::to_string(d.worker) +
                  ",\"sequence\":" + std::to_string(d.sequence) + ",\"epoch\":\"" +
                  format_time(d.epoch_unix_us) + "\"";
+            // The shared vocabulary of a decoded id (as HTTP's), after the
+            // older names, which stay; the preset's halves come last.
+            s += ",\"timestamp\":\"" + format_time(d.unix_us) + "\",\"worker_id\":" + std::to_string(d.worker);
             if (d.preset != Preset::None)
                 s += std::string(",\"") + high_name(d.preset) + "\":" + std::to_string(d.worker_high) + ",\"" +
                      low_name(d.preset) + "\":" + std::to_string(d.worker_low);
@@ -471,7 +422,8 @@ std::string format_json(const Decoded& d) noexcept {
             break;
         case Kind::Uuid:
             s += ",\"type\":\"uuidv7\",\"uuid\":\"" + d.canonical + "\",\"time\":\"" + format_time(d.unix_us) +
-                 "\",\"unix_ms\":" + to_string(core::floor_div(d.unix_us, 1000)) + "}";
+                 "\",\"unix_ms\":" + to_string(core::floor_div(d.unix_us, core::kUsPerMs)) +
+                 ",\"timestamp\":\"" + format_time(d.unix_us) + "\"}";
             break;
         case Kind::Invalid:
             s += ",\"type\":\"invalid\",\"error\":" + json_string(d.error) + "}";
@@ -488,57 +440,6 @@ std::string error_message(const Decoded& d, long line) noexcept {
     return s + json_string(d.input) + ": " + d.error;
 }
 
-std::string json_string(std::string_view s) noexcept {
-    static const char hex[] = "0123456789abcdef";
-    std::string out = "\"";
-    size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            out += "\\u00";
-            out += hex[c >> 4];
-            out += hex[c & 0xF];
-            i++;
-        } else if (c < 0x80) {
-            out += static_cast<char>(c);
-            i++;
-        } else {
-            // A well-formed UTF-8 sequence (no overlong forms, no surrogates,
-            // at most U+10FFFF) is copied; anything else becomes U+FFFD.
-            size_t n = 0;
-            uint32_t cp = 0, min = 0;
-            if (c >= 0xC2 && c <= 0xDF) {
-                n = 2, cp = c & 0x1F, min = 0x80;
-            } else if (c >= 0xE0 && c <= 0xEF) {
-                n = 3, cp = c & 0x0F, min = 0x800;
-            } else if (c >= 0xF0 && c <= 0xF4) {
-                n = 4, cp = c & 0x07, min = 0x10000;
-            }
-            bool ok = n > 0 && i + n <= s.size();
-            for (size_t k = 1; ok && k < n; k++) {
-                const auto cc = static_cast<unsigned char>(s[i + k]);
-                if ((cc & 0xC0) != 0x80) {
-                    ok = false;
-                } else {
-                    cp = (cp << 6) | (cc & 0x3F);
-                }
-            }
-            ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-            if (ok) {
-                out.append(s.substr(i, n));
-                i += n;
-            } else {
-                out += "\\ufffd";
-                i++;
-            }
-        }
-    }
-    out += '"';
-    return out;
-}
+std::string json_string(std::string_view s) noexcept { return core::json_string(s); }
 
 }  // namespace snowflake::inspect

@@ -120,8 +120,14 @@ std::string format_text(const Decoded& d) noexcept;
 // cannot hold them); small numbers are numbers:
 //   {"input":"252752938651381760","type":"snowflake","id":"252752938651381760",
 //    "time":"2026-11-29T11:09:56.498Z","ms_since_epoch":60001234567,"worker":7,
-//    "sequence":0,"epoch":"2025-01-01T00:00:00.000Z"}
-//   {"input":"...","type":"uuidv7","uuid":"...","time":"...","unix_ms":1796036996498}
+//    "sequence":0,"epoch":"2025-01-01T00:00:00.000Z",
+//    "timestamp":"2026-11-29T11:09:56.498Z","worker_id":7}
+//   (a preset's halves of the worker id follow worker_id)
+//   {"input":"...","type":"uuidv7","uuid":"...","time":"...","unix_ms":1796036996498,
+//    "timestamp":"..."}
+// timestamp, worker_id, sequence and ms_since_epoch are the decoded-id
+// vocabulary HTTP's /v1/ids/{id} shares; time and worker are the same values
+// under their older names, kept for scripts that read them.
 //   {"input":"abc","type":"invalid","error":"not a number or a UUID"}
 std::string format_json(const Decoded& d) noexcept;
 

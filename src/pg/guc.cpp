@@ -14,7 +14,9 @@
 #include <arpa/inet.h>
 
 #include "../core/clock_health.hpp"
+#include "../core/endpoints.hpp"
 #include "../core/epoch.hpp"
+#include "../core/etcd_schema.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/lease.hpp"

@@ -56,9 +56,11 @@
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
+#include "../core/http_limits.hpp"
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/prometheus.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "../core/uuid.hpp"
 #include "http_worker.hpp"
@@ -347,7 +349,7 @@ MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* va
 }
 
 // What to answer to a request whose headers are complete.
-void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
+void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
     const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (route.endpoint != http::Endpoint::Livez &&
         !http::exposure_allowed(listen_kind, tokens.configured, http_allow_unauthenticated)) {
@@ -410,7 +412,7 @@ void decide(MHD_Connection* c, const http::Route& route, Reply* r) {
         case http::Endpoint::IdsBatch:
         case http::Endpoint::UuidsBatch:
             if (!http::parse_count(args.counts, args.count, &count)) {
-                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", "count must be a number from 1 to 10000",
+                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", http::kCountMessage.text,
                             "Give count once, as decimal digits; without it, one value is returned.");
                 return;
             }
@@ -527,7 +529,7 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
     const int64_t started_us = monotonic_us();
     clocks.server_turn(slot);
     const MemoryContext old = MemoryContextSwitchTo(request_cxt);
-    decide(c, route, &r);
+    answer_request(c, route, &r);
     MemoryContextSwitchTo(old);
     MemoryContextReset(request_cxt);
     if (!get_or_head) r.close = true;  // libmicrohttpd closes it: say so

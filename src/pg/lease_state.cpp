@@ -48,7 +48,7 @@ int32_t current_worker_id() {
 
 // May ids be issued now? Without leasing, always; with leasing, while the
 // lease worker holds an id and its deadline (on the boot clock) has not
-// passed (core::lease_may_issue). Cheap: the fast path calls it for every
+// passed (core::lease::may_issue). Cheap: the fast path calls it for every
 // id. Which worker id an id gets is not decided here: it comes from the
 // position word its swap replaces (the invariant in shared_state.hpp).
 bool lease_allows_ids() {
@@ -57,7 +57,7 @@ bool lease_allows_ids() {
     const auto state = static_cast<core::LeaseState>(pg_atomic_read_u32(&l.state));
     pg_read_barrier();  // the lease worker publishes the state last
     const auto deadline = static_cast<int64_t>(pg_atomic_read_u64(&l.deadline_ns));
-    return core::lease_may_issue(state, deadline, boottime_ns());
+    return core::lease::may_issue(state, deadline, boottime_ns());
 }
 
 // What the lease worker is doing while no id may be issued (a phrase after

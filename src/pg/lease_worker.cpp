@@ -32,7 +32,10 @@
 #include <unistd.h>
 
 #include "../core/clock_health.hpp"
+#include "../core/endpoints.hpp"
+#include "../core/etcd_schema.hpp"
 #include "../core/generator.hpp"
+#include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/stats_snapshot.hpp"

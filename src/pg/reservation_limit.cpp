@@ -4,6 +4,7 @@
 // reservation, the etcd mark's and a fence (shared_state.hpp).
 
 #include "../core/generator.hpp"
+#include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/stats_snapshot.hpp"

@@ -8,6 +8,7 @@
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
+#include "../core/stats_columns.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "stats.hpp"
 #include "clock.hpp"
@@ -72,31 +73,6 @@ uint64_t ids_counted_locked() {
 
 }  // namespace
 
-// snowflake_stats' coordinator columns (1.2): the coordinator, the lease
-// (etcd, in decimal) or session (ZooKeeper, in hex, as its tools print it)
-// id as text, and the TTL or session timeout it granted.
-void coordinator_columns(Datum* values, bool* nulls, int* i) {
-    LWLockAcquire(shared->lock, LW_SHARED);
-    const int64_t lease_id = shared->lease.lease_id;
-    const int64_t granted_ttl_ms = shared->lease.granted_ttl_ms;
-    LWLockRelease(shared->lock);
-    values[(*i)++] = CStringGetTextDatum(coordinator_name());
-    if (lease_id != 0) {
-        char text[32];
-        if (zookeeper_configured())
-            snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(lease_id));
-        else
-            snprintf(text, sizeof(text), "%lld", static_cast<long long>(lease_id));
-        values[(*i)++] = CStringGetTextDatum(text);
-    } else {
-        nulls[(*i)++] = true;
-    }
-    if (granted_ttl_ms > 0)
-        values[(*i)++] = Int64GetDatum(granted_ttl_ms);
-    else
-        nulls[(*i)++] = true;
-}
-
 StatsSnapshot take_stats_snapshot() {
     Stats* st = &shared->stats;
     StatsSnapshot s;
@@ -109,6 +85,7 @@ StatsSnapshot take_stats_snapshot() {
     s.since_unix_us = st->since + kPgEpochUnixUs;
     s.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     s.lease_id = ls.lease_id;
+    s.lease_granted_ttl_ms = ls.granted_ttl_ms;
     s.lease_renewals = ls.renewals;
     s.etcd_mark_write_failures = ls.mark_failures;
     s.mark_write_failures = shared->report.failures;
@@ -116,6 +93,17 @@ StatsSnapshot take_stats_snapshot() {
     snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);
     s.lease_last_error_reason = static_cast<core::LeaseError>(ls.last_error_reason);
     LWLockRelease(shared->lock);
+    // The coordinator's own way to print the lease: etcd's lease id in
+    // decimal, ZooKeeper's session id in hex (as zkCli and the server log
+    // print it).
+    snprintf(s.coordinator, sizeof(s.coordinator), "%s", coordinator_name());
+    if (s.lease_id != 0) {
+        if (zookeeper_configured())
+            snprintf(s.lease_session, sizeof(s.lease_session), "0x%llx",
+                     static_cast<unsigned long long>(s.lease_id));
+        else
+            snprintf(s.lease_session, sizeof(s.lease_session), "%lld", static_cast<long long>(s.lease_id));
+    }
     s.lease_state = static_cast<core::LeaseState>(pg_atomic_read_u32(&ls.state));
     // A standby takes no lease (the lease worker starts at promotion).
     if (ls.leasing && RecoveryInProgress()) s.lease_state = core::LeaseState::Standby;
@@ -148,68 +136,29 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "return type must be a row type");
 
+    // One column per row of core::kStatsColumns, in order; /metrics shows the
+    // same snapshot from the same table (core/prometheus.cpp). A database
+    // still on 1.1's definition gets its first columns.
+    const int natts = tupdesc->natts;
+    if (natts != core::kStatsColumnCount && natts != core::kStatsColumnCount_1_1)
+        elog(ERROR, "snowflake_stats: expected %d columns, got %d", core::kStatsColumnCount, natts);
     const sp::StatsSnapshot s = sp::take_stats_snapshot();
-    const TimestampTz epoch = s.epoch_unix_us - sp::kPgEpochUnixUs;
-    auto id_time = [epoch](int64_t ms) { return TimestampTzGetDatum(epoch + ms * 1000); };
-
-    // One line per column of snowflake_stats, in order; /metrics shows the
-    // same snapshot (core/http_api.cpp, format_metrics()).
-    Datum values[28];
-    bool nulls[28] = {false};
-    int i = 0;
-    if (s.worker_id >= 0)
-        values[i++] = Int32GetDatum(s.worker_id);
-    else
-        nulls[i++] = true;
-    values[i++] = TimestampTzGetDatum(epoch);
-    values[i++] = Int64GetDatum(static_cast<int64>(s.ids_issued));
-    if (s.last_ms >= 0)
-        values[i++] = id_time(s.last_ms);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.overflow_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_events));
-    values[i++] = Int64GetDatum(s.generator.clock_backwards_max_ms);
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.clock_backwards_errors));
-    values[i++] = TimestampTzGetDatum(s.since_unix_us - sp::kPgEpochUnixUs);
-    if (s.reserved_until_ms >= 0)
-        values[i++] = id_time(s.reserved_until_ms);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.reservations));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.generator.startup_waits));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.reservation_window_ms));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.last_mark_write_ms));
-    values[i++] = CStringGetTextDatum(core::lease_state_name(s.lease_state));
-    if (s.lease_id != 0)
-        values[i++] = Int64GetDatum(s.lease_id);
-    else
-        nulls[i++] = true;
-    if (s.lease_deadline_unix_us >= 0)
-        values[i++] = TimestampTzGetDatum(s.lease_deadline_unix_us - sp::kPgEpochUnixUs);
-    else
-        nulls[i++] = true;
-    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_renewals));
-    values[i++] = Int64GetDatum(static_cast<int64>(s.lease_failures));
-    if (s.lease_last_error[0] != '\0')
-        values[i++] = CStringGetTextDatum(s.lease_last_error);
-    else
-        nulls[i++] = true;
-    if (s.clock_known)
-        values[i++] = BoolGetDatum(s.clock_synchronized);
-    else
-        nulls[i++] = true;
-    for (int64_t us : {s.clock_max_error_us, s.clock_est_error_us}) {
-        if (us >= 0)
-            values[i++] = Float8GetDatum(core::clock_error_ms(us));
-        else
-            nulls[i++] = true;
+    Datum values[core::kStatsColumnCount];
+    bool nulls[core::kStatsColumnCount];
+    for (int i = 0; i < natts; i++) {
+        const core::StatValue v = core::kStatsColumns[i].value(s);
+        nulls[i] = !v.present;
+        values[i] = 0;
+        if (!v.present) continue;
+        switch (core::kStatsColumns[i].sql_type) {
+            case core::SqlType::Int4: values[i] = Int32GetDatum(static_cast<int32>(v.n)); break;
+            case core::SqlType::Int8: values[i] = Int64GetDatum(v.n); break;
+            case core::SqlType::TimestampTz: values[i] = TimestampTzGetDatum(v.n - sp::kPgEpochUnixUs); break;
+            case core::SqlType::Text: values[i] = CStringGetTextDatum(v.text); break;
+            case core::SqlType::Bool: values[i] = BoolGetDatum(v.n != 0); break;
+            case core::SqlType::Float8: values[i] = Float8GetDatum(v.f); break;
+        }
     }
-    values[i++] = Int64GetDatum(static_cast<int64>(s.clock_health_refusals));
-    // 1.2's columns; a database still on 1.1's definition gets the others.
-    if (tupdesc->natts > i) sp::coordinator_columns(values, nulls, &i);
-    if (i != tupdesc->natts) elog(ERROR, "snowflake_stats: expected %d columns, got %d", i, tupdesc->natts);
 
     HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
     PG_RETURN_DATUM(HeapTupleGetDatum(tuple));

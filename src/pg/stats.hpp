@@ -18,7 +18,5 @@ void init_stats(SharedState* s, int slots);
 // require_shared() (or that shared memory exists).
 using StatsSnapshot = snowflake::core::StatsSnapshot;
 StatsSnapshot take_stats_snapshot();
-// snowflake_stats' 1.2 columns (coordinator, lease_session, lease_granted_ttl_ms) at values[*i].
-void coordinator_columns(Datum* values, bool* nulls, int* i);
 
 }  // namespace snowflake::pg

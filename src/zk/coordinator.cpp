@@ -1,5 +1,7 @@
 #include "coordinator.hpp"
 
+#include "../core/etcd_schema.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 

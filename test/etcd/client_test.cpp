@@ -5,6 +5,7 @@
 // Without them every test that needs etcd fails: the suite cannot pass
 // without having talked to etcd.
 
+#include "core/etcd_schema.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "fake_gateway.hpp"
@@ -310,7 +311,7 @@ TEST_F(Etcd, RangeListsExactlyThePrefix) {
     EXPECT_EQ(ids, (std::vector<int32_t>{1, 5, 9}));  // byte order of the keys
     core::Lease l;
     core::LeaseConfig cfg;
-    EXPECT_EQ(core::lease_choose_worker(l, cfg, taken, 0), 0);
+    EXPECT_EQ(core::lease::choose_worker(l, cfg, taken, 0), 0);
 }
 
 TEST_F(Etcd, ValuesAreBytes) {

@@ -5,6 +5,8 @@
 // a caller), standing in for shared memory and backends.
 
 #include "core/generator.hpp"
+#include "core/etcd_schema.hpp"
+#include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "coord/lease_driver.hpp"
@@ -112,7 +114,7 @@ public:
     // by the published etcd reservation; beyond it, it asks for one (the
     // demand the driver reads). Returns 0 when no id can be issued now.
     int64_t issue() {
-        if (fenced_ || !core::lease_may_issue(state_, deadline_ns_, mono_ns())) return 0;
+        if (fenced_ || !core::lease::may_issue(state_, deadline_ns_, mono_ns())) return 0;
         gen_.reserved_until_ms = core::issue_limit_ms(core::kMaxMs, etcd_reserved_);
         const int64_t now = id_ms();
         const core::Next n = core::next_id(gen_, now, core::Config{worker_, 0});
@@ -135,7 +137,7 @@ public:
     std::string debug() const {
         const core::Lease& l = driver_.lease();
         const int64_t now = wall_ms(skew_ms_);
-        return std::string(core::lease_state_name(l.state)) + " status=" + std::to_string(static_cast<int>(last_status_)) +
+        return std::string(core::lease::state_name(l.state)) + " status=" + std::to_string(static_cast<int>(last_status_)) +
                " reserved=" + std::to_string(etcd_reserved_ - now) + " floor=" + std::to_string(floor_ms_ - now) +
                " last=" + std::to_string(gen_.last_ms - now) + " demand=" + std::to_string(demand_ - now) +
                " err=" + l.last_error + " renewals=" + std::to_string(l.renewals);
@@ -242,7 +244,7 @@ TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
 
     Node b(prefix_, "node-b", 7, 5);
     ASSERT_TRUE(b.run_until([&] { return b.lease().taken_by_other; }, 3000));
-    EXPECT_FALSE(core::lease_may_issue(b.lease(), mono_ns()));
+    EXPECT_FALSE(core::lease::may_issue(b.lease(), mono_ns()));
     EXPECT_EQ(std::string(b.lease().last_error).rfind("worker id 7 is held by another node: host node-a port 5432", 0), 0u)
         << b.lease().last_error;
 
@@ -432,7 +434,7 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     const int64_t frozen_at = mono_ns();
     // Ids stop at the deadline, at most TTL - margin = 4 s after the last
     // confirmed keepalive, which was sent before the freeze.
-    const bool refused = a.run_until([&] { return !core::lease_may_issue(a.lease(), mono_ns()); }, 6000);
+    const bool refused = a.run_until([&] { return !core::lease::may_issue(a.lease(), mono_ns()); }, 6000);
     frozen.thaw();
     ASSERT_TRUE(refused);
     EXPECT_LE(a.lease().deadline_ns - frozen_at, int64_t{4000} * 1000000);
@@ -461,7 +463,7 @@ TEST_F(LeaseLoop, ShutdownWithAFrozenEtcdTakesUnderASecond) {
     // abandoned; the bound above it only has to show that it is bounded.
     EXPECT_GE(took, 900);
     EXPECT_LT(took, 2000);
-    EXPECT_FALSE(core::lease_may_issue(a.lease(), mono_ns()));
+    EXPECT_FALSE(core::lease::may_issue(a.lease(), mono_ns()));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The HTTP endpoint's pure decisions and formats (core/http_api.hpp).
 #include "core/http_api.hpp"
+#include "core/http_limits.hpp"
+#include "core/prometheus.hpp"
 
 #include <gtest/gtest.h>
 
@@ -167,7 +169,7 @@ TEST(HttpJson, Decoded) {
     const size_t n = format_decoded_json(buf, sizeof(buf), id, epoch_ms);
     EXPECT_EQ(std::string(buf, n), "{\"id\":\"" + std::to_string(id) +
                                        "\",\"timestamp\":\"2026-11-29T10:53:20.497Z\",\"worker_id\":7,"
-                                       "\"sequence\":5}");
+                                       "\"sequence\":5,\"ms_since_epoch\":60260000497}");
 }
 
 TEST(HttpJson, Rfc3339) {

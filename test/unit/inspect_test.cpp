@@ -317,16 +317,27 @@ TEST(InspectFormat, JsonOfAnId) {
     EXPECT_EQ(format_json(decode("252752938651381760")),
               "{\"input\":\"252752938651381760\",\"type\":\"snowflake\",\"id\":\"252752938651381760\","
               "\"time\":\"2026-11-29T11:09:56.497Z\",\"ms_since_epoch\":60260996497,\"worker\":7,"
-              "\"sequence\":0,\"epoch\":\"2025-01-01T00:00:00.000Z\"}");
+              "\"sequence\":0,\"epoch\":\"2025-01-01T00:00:00.000Z\","
+              "\"timestamp\":\"2026-11-29T11:09:56.497Z\",\"worker_id\":7}");
     EXPECT_NE(format_json(decode("0007")).find("\"input\":\"0007\",\"type\":\"snowflake\",\"id\":\"7\""),
               std::string::npos);
+}
+
+TEST(InspectFormat, SharedVocabulary) {
+    // timestamp, worker_id, sequence, ms_since_epoch: the names HTTP's
+    // /v1/ids/{id} uses; time and worker stay beside them.
+    const std::string j = format_json(decode("252752938651381760"));
+    for (const char* field : {"\"timestamp\":\"2026-11-29T11:09:56.497Z\"", "\"worker_id\":7", "\"sequence\":0",
+                              "\"ms_since_epoch\":60260996497", "\"time\":\"2026-11-29T11:09:56.497Z\"",
+                              "\"worker\":7"})
+        EXPECT_NE(j.find(field), std::string::npos) << field;
 }
 
 TEST(InspectFormat, JsonOfAUuid) {
     EXPECT_EQ(format_json(decode("01A22700F63A78F3A26F1DB9E426F23A")),
               "{\"input\":\"01A22700F63A78F3A26F1DB9E426F23A\",\"type\":\"uuidv7\","
               "\"uuid\":\"01a22700-f63a-78f3-a26f-1db9e426f23a\",\"time\":\"2026-11-29T11:11:44.186Z\","
-              "\"unix_ms\":1795950704186}");
+              "\"unix_ms\":1795950704186,\"timestamp\":\"2026-11-29T11:11:44.186Z\"}");
 }
 
 TEST(InspectFormat, JsonOfInvalidInputEscapesIt) {

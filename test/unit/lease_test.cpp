@@ -3,6 +3,9 @@
 // etcd would give.
 
 #include "core/generator.hpp"
+#include "core/endpoints.hpp"
+#include "core/etcd_schema.hpp"
+#include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "core/reservation.hpp"
 
@@ -33,19 +36,19 @@ LeaseConfig config(int64_t ttl_s, int32_t static_worker = -1) {
 // grant is sent at t. Returns the worker held.
 int32_t acquire(Lease& l, const LeaseConfig& c, int64_t t, int64_t lease_id = 77,
                 const TakenIds& taken = TakenIds{}) {
-    EXPECT_EQ(lease_next_step(l, c, t).action, LeaseAction::Grant);
-    lease_on_grant_ok(l, c, lease_id, c.ttl_ms, t, t);
-    LeaseStep s = lease_next_step(l, c, t);
+    EXPECT_EQ(lease::next_step(l, c, t).action, LeaseAction::Grant);
+    lease::on_grant_ok(l, c, lease_id, c.ttl_ms, t, t);
+    LeaseStep s = lease::next_step(l, c, t);
     if (c.static_worker < 0) {
         EXPECT_EQ(s.action, LeaseAction::ListWorkers);
-        EXPECT_GE(lease_choose_worker(l, c, taken, 0), 0);
-        s = lease_next_step(l, c, t);
+        EXPECT_GE(lease::choose_worker(l, c, taken, 0), 0);
+        s = lease::next_step(l, c, t);
     }
     EXPECT_EQ(s.action, LeaseAction::Claim);
-    lease_on_claim_ok(l, c, t);
-    EXPECT_EQ(lease_next_step(l, c, t).action, LeaseAction::ReadMark);
-    EXPECT_FALSE(lease_may_issue(l, t));  // not before the mark is read
-    lease_on_mark_read(l, c, t);
+    lease::on_claim_ok(l, c, t);
+    EXPECT_EQ(lease::next_step(l, c, t).action, LeaseAction::ReadMark);
+    EXPECT_FALSE(lease::may_issue(l, t));  // not before the mark is read
+    lease::on_mark_read(l, c, t);
     EXPECT_EQ(l.state, LeaseState::Held);
     return l.worker;
 }
@@ -66,52 +69,52 @@ TEST(LeaseFencing, MarginIsOneSecondOrATenthOfTheTtl) {
 
 TEST(LeaseFencing, DeadlineCountsFromTheGrantSendTimeNotItsAnswer) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     // Grant sent at 1 s, answered at 1.9 s (slow network).
-    lease_on_grant_ok(l, c, 5, 30000, 1 * kS, 1900 * kMs);
-    lease_choose_worker(l, c, TakenIds{}, 0);
-    lease_on_claim_ok(l, c, 2 * kS);
-    lease_on_mark_read(l, c, 2 * kS);
+    lease::on_grant_ok(l, c, 5, 30000, 1 * kS, 1900 * kMs);
+    lease::choose_worker(l, c, TakenIds{}, 0);
+    lease::on_claim_ok(l, c, 2 * kS);
+    lease::on_mark_read(l, c, 2 * kS);
     EXPECT_EQ(l.deadline_ns, 1 * kS + 30 * kS - 3 * kS);
 }
 
 TEST(LeaseFencing, IdsStopBeforeTheLeaseCanHaveExpiredInEtcd) {
     const LeaseConfig c = config(10);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
     // etcd cannot expire the lease before send time + TTL = 10 s.
-    EXPECT_TRUE(lease_may_issue(l, 8999 * kMs));
-    EXPECT_FALSE(lease_may_issue(l, 9 * kS));
-    EXPECT_FALSE(lease_may_issue(l, 10 * kS));
+    EXPECT_TRUE(lease::may_issue(l, 8999 * kMs));
+    EXPECT_FALSE(lease::may_issue(l, 9 * kS));
+    EXPECT_FALSE(lease::may_issue(l, 10 * kS));
     // The published-fields form used by backends agrees.
-    EXPECT_TRUE(lease_may_issue(l.state, l.deadline_ns, 8999 * kMs));
-    EXPECT_FALSE(lease_may_issue(l.state, l.deadline_ns, 9 * kS));
-    EXPECT_FALSE(lease_tick(l, c, 8999 * kMs));
-    EXPECT_TRUE(lease_tick(l, c, 9 * kS));
+    EXPECT_TRUE(lease::may_issue(l.state, l.deadline_ns, 8999 * kMs));
+    EXPECT_FALSE(lease::may_issue(l.state, l.deadline_ns, 9 * kS));
+    EXPECT_FALSE(lease::tick(l, c, 8999 * kMs));
+    EXPECT_TRUE(lease::tick(l, c, 9 * kS));
     EXPECT_EQ(l.state, LeaseState::Expired);
-    EXPECT_FALSE(lease_may_issue(l, 9 * kS));
+    EXPECT_FALSE(lease::may_issue(l, 9 * kS));
     EXPECT_NE(std::string(l.last_error).find("ids are refused"), std::string::npos);
 }
 
 // The kind of the last failure: a bounded word for metric labels.
 TEST(LeaseErrors, EachFailureNamesItsKind) {
     const LeaseConfig c = config(10);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     EXPECT_EQ(l.last_error_reason, LeaseError::None);
-    lease_on_failure(l, c, LeaseAction::Grant, "connection refused", 0);
+    lease::on_failure(l, c, LeaseAction::Grant, "connection refused", 0);
     EXPECT_EQ(l.last_error_reason, LeaseError::Grant);
-    EXPECT_STREQ(lease_error_name(l.last_error_reason), "grant");
-    l = lease_start(c, 0);
+    EXPECT_STREQ(lease::error_name(l.last_error_reason), "grant");
+    l = lease::start(c, 0);
     acquire(l, c, 0);
-    lease_on_failure(l, c, LeaseAction::KeepAlive, "timeout", 1 * kS);
-    EXPECT_STREQ(lease_error_name(l.last_error_reason), "keepalive");
-    EXPECT_TRUE(lease_tick(l, c, 9 * kS));
-    EXPECT_STREQ(lease_error_name(l.last_error_reason), "deadline_passed");
-    lease_on_lease_gone(l, c, 9 * kS);
-    EXPECT_STREQ(lease_error_name(l.last_error_reason), "lease_gone");
+    lease::on_failure(l, c, LeaseAction::KeepAlive, "timeout", 1 * kS);
+    EXPECT_STREQ(lease::error_name(l.last_error_reason), "keepalive");
+    EXPECT_TRUE(lease::tick(l, c, 9 * kS));
+    EXPECT_STREQ(lease::error_name(l.last_error_reason), "deadline_passed");
+    lease::on_lease_gone(l, c, 9 * kS);
+    EXPECT_STREQ(lease::error_name(l.last_error_reason), "lease_gone");
     for (LeaseError e : {LeaseError::ListWorkers, LeaseError::Claim, LeaseError::ReadMark, LeaseError::Revoke,
                          LeaseError::HeldByOther, LeaseError::PreviousRun}) {
-        const std::string name = lease_error_name(e);
+        const std::string name = lease::error_name(e);
         EXPECT_NE(name, "unknown");
         EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string::npos) << name;
     }
@@ -119,35 +122,35 @@ TEST(LeaseErrors, EachFailureNamesItsKind) {
 
 TEST(LeaseFencing, AGrantedTtlShorterThanAskedShortensTheDeadline) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 5, 10000, 0, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 5, 10000, 0, 0);
     EXPECT_EQ(l.deadline_ns, 9 * kS);
     // A longer grant (etcd raises TTLs below its minimum) does not lengthen it.
-    Lease m = lease_start(c, 0);
-    lease_on_grant_ok(m, c, 5, 60000, 0, 0);
+    Lease m = lease::start(c, 0);
+    lease::on_grant_ok(m, c, 5, 60000, 0, 0);
     EXPECT_EQ(m.deadline_ns, 27 * kS);
 }
 
 TEST(LeaseFencing, StaticAlwaysIssuesAndNeverActs) {
     LeaseConfig c = config(30, 7);
     c.leasing = false;
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     EXPECT_EQ(l.state, LeaseState::Static);
     EXPECT_EQ(l.worker, 7);
-    EXPECT_TRUE(lease_may_issue(l, std::numeric_limits<int64_t>::max()));
-    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
-    EXPECT_FALSE(lease_tick(l, c, std::numeric_limits<int64_t>::max()));
+    EXPECT_TRUE(lease::may_issue(l, std::numeric_limits<int64_t>::max()));
+    EXPECT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_FALSE(lease::tick(l, c, std::numeric_limits<int64_t>::max()));
     EXPECT_FALSE(plan_shutdown(l, 0).revoke);
-    EXPECT_STREQ(lease_state_name(l.state), "static");
+    EXPECT_STREQ(lease::state_name(l.state), "static");
 }
 
 TEST(LeaseFencing, NothingIsIssuedWhileAcquiring) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     EXPECT_EQ(l.state, LeaseState::Acquiring);
-    EXPECT_FALSE(lease_may_issue(l, 0));
-    lease_on_grant_ok(l, c, 5, 30000, 0, 0);
-    EXPECT_FALSE(lease_may_issue(l, 0));
+    EXPECT_FALSE(lease::may_issue(l, 0));
+    lease::on_grant_ok(l, c, 5, 30000, 0, 0);
+    EXPECT_FALSE(lease::may_issue(l, 0));
 }
 
 // ---------------------------------------------------------------------------
@@ -155,52 +158,52 @@ TEST(LeaseFencing, NothingIsIssuedWhileAcquiring) {
 
 TEST(LeaseKeepalive, DueAThirdOfTheTtlAfterTheConfirmedSend) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
-    LeaseStep s = lease_next_step(l, c, 1 * kS);
+    LeaseStep s = lease::next_step(l, c, 1 * kS);
     EXPECT_EQ(s.action, LeaseAction::Wait);
     EXPECT_EQ(s.at_ns, 10 * kS);
-    EXPECT_EQ(lease_next_step(l, c, 10 * kS).action, LeaseAction::KeepAlive);
+    EXPECT_EQ(lease::next_step(l, c, 10 * kS).action, LeaseAction::KeepAlive);
     // Sent at 10 s, confirmed at 10.5 s: the deadline moves to 10 + 27 s.
-    lease_on_keepalive_ok(l, c, 10 * kS, 10500 * kMs);
+    lease::on_keepalive_ok(l, c, 10 * kS, 10500 * kMs);
     EXPECT_EQ(l.deadline_ns, 37 * kS);
     EXPECT_EQ(l.renewals, 1u);
-    EXPECT_EQ(lease_next_step(l, c, 11 * kS).at_ns, 20 * kS);
+    EXPECT_EQ(lease::next_step(l, c, 11 * kS).at_ns, 20 * kS);
 }
 
 TEST(LeaseKeepalive, AnOlderConfirmationNeverMovesTheDeadlineBack) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
-    lease_on_keepalive_ok(l, c, 12 * kS, 12 * kS);
+    lease::on_keepalive_ok(l, c, 12 * kS, 12 * kS);
     const int64_t d = l.deadline_ns;
-    lease_on_keepalive_ok(l, c, 11 * kS, 13 * kS);
+    lease::on_keepalive_ok(l, c, 11 * kS, 13 * kS);
     EXPECT_EQ(l.deadline_ns, d);
 }
 
 TEST(LeaseKeepalive, FailuresRetryFasterWithBackoffUntilTheDeadline) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
     int64_t t = 10 * kS;
     std::vector<int64_t> gaps;
     while (true) {
-        lease_tick(l, c, t);
+        lease::tick(l, c, t);
         if (l.state != LeaseState::Held) break;
-        const LeaseStep s = lease_next_step(l, c, t);
+        const LeaseStep s = lease::next_step(l, c, t);
         if (s.action != LeaseAction::KeepAlive) {
             ASSERT_EQ(s.action, LeaseAction::Wait);
             ASSERT_GT(s.at_ns, t);  // never a busy loop
             t = s.at_ns;
             continue;
         }
-        lease_on_failure(l, c, LeaseAction::KeepAlive, "connection refused to http://127.0.0.1:1", t);
+        lease::on_failure(l, c, LeaseAction::KeepAlive, "connection refused to http://127.0.0.1:1", t);
         gaps.push_back(l.next_keepalive_ns - t);
-        EXPECT_TRUE(lease_may_issue(l, t));  // still inside the deadline
+        EXPECT_TRUE(lease::may_issue(l, t));  // still inside the deadline
     }
     EXPECT_EQ(l.state, LeaseState::Expired);
     EXPECT_EQ(t, 27 * kS);
-    EXPECT_FALSE(lease_may_issue(l, t));
+    EXPECT_FALSE(lease::may_issue(l, t));
     ASSERT_GE(gaps.size(), 5u);
     EXPECT_EQ(gaps[0], 250 * kMs);
     EXPECT_EQ(gaps[1], 500 * kMs);
@@ -210,50 +213,50 @@ TEST(LeaseKeepalive, FailuresRetryFasterWithBackoffUntilTheDeadline) {
 }
 
 TEST(LeaseKeepalive, RetryDelayBounds) {
-    EXPECT_EQ(lease_retry_delay_ns(1, 5000), 250 * kMs);
-    EXPECT_EQ(lease_retry_delay_ns(2, 5000), 500 * kMs);
-    EXPECT_EQ(lease_retry_delay_ns(3, 5000), 833 * kMs);  // TTL/6
-    EXPECT_EQ(lease_retry_delay_ns(1000, 5000), 833 * kMs);
-    EXPECT_EQ(lease_retry_delay_ns(0, 5000), 250 * kMs);
-    EXPECT_EQ(lease_retry_delay_ns(-1, 5000), 250 * kMs);
-    EXPECT_EQ(lease_retry_delay_ns(std::numeric_limits<int32_t>::max(), 300000), 50 * kS);
+    EXPECT_EQ(lease::retry_delay_ns(1, 5000), 250 * kMs);
+    EXPECT_EQ(lease::retry_delay_ns(2, 5000), 500 * kMs);
+    EXPECT_EQ(lease::retry_delay_ns(3, 5000), 833 * kMs);  // TTL/6
+    EXPECT_EQ(lease::retry_delay_ns(1000, 5000), 833 * kMs);
+    EXPECT_EQ(lease::retry_delay_ns(0, 5000), 250 * kMs);
+    EXPECT_EQ(lease::retry_delay_ns(-1, 5000), 250 * kMs);
+    EXPECT_EQ(lease::retry_delay_ns(std::numeric_limits<int32_t>::max(), 300000), 50 * kS);
 }
 
 TEST(LeaseKeepalive, ConfirmedAfterTheDeadlineResumesTheSameIdOnTheSameLease) {
     const LeaseConfig c = config(10);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     const int32_t w = acquire(l, c, 0);
-    lease_tick(l, c, 9 * kS);
+    lease::tick(l, c, 9 * kS);
     ASSERT_EQ(l.state, LeaseState::Expired);
     // etcd was slow but the lease lived: a keepalive sent at 9.5 s is confirmed.
-    ASSERT_EQ(lease_next_step(l, c, 9500 * kMs).action, LeaseAction::KeepAlive);
-    lease_on_keepalive_ok(l, c, 9500 * kMs, 9600 * kMs);
+    ASSERT_EQ(lease::next_step(l, c, 9500 * kMs).action, LeaseAction::KeepAlive);
+    lease::on_keepalive_ok(l, c, 9500 * kMs, 9600 * kMs);
     EXPECT_EQ(l.state, LeaseState::Held);
     EXPECT_EQ(l.worker, w);
-    EXPECT_TRUE(lease_may_issue(l, 9600 * kMs));
+    EXPECT_TRUE(lease::may_issue(l, 9600 * kMs));
 }
 
 TEST(LeaseKeepalive, LeaseGoneRefusesAtOnceAndReacquiresTheSameIdIfFree) {
     const LeaseConfig c = config(10);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     TakenIds taken;
     taken_add(taken, 0);
     taken_add(taken, 1);
     const int32_t w = acquire(l, c, 0, 77, taken);
     ASSERT_EQ(w, 2);
-    lease_on_lease_gone(l, c, 3 * kS);  // keepalive answered TTL 0
+    lease::on_lease_gone(l, c, 3 * kS);  // keepalive answered TTL 0
     EXPECT_EQ(l.state, LeaseState::Expired);
-    EXPECT_FALSE(lease_may_issue(l, 3 * kS));
+    EXPECT_FALSE(lease::may_issue(l, 3 * kS));
     EXPECT_EQ(l.lease_id, 0);
     EXPECT_EQ(l.worker, -1);
     EXPECT_NE(std::string(l.last_error).find("no longer exists"), std::string::npos);
     // Reacquire: a new grant, and id 2 again even though 0 and 1 became free.
-    ASSERT_EQ(lease_next_step(l, c, 3 * kS).action, LeaseAction::Grant);
-    lease_on_grant_ok(l, c, 78, 10000, 3 * kS, 3 * kS);
-    ASSERT_EQ(lease_next_step(l, c, 3 * kS).action, LeaseAction::ListWorkers);
-    EXPECT_EQ(lease_choose_worker(l, c, TakenIds{}, 5), 2);
-    lease_on_claim_ok(l, c, 3 * kS);
-    lease_on_mark_read(l, c, 3 * kS);
+    ASSERT_EQ(lease::next_step(l, c, 3 * kS).action, LeaseAction::Grant);
+    lease::on_grant_ok(l, c, 78, 10000, 3 * kS, 3 * kS);
+    ASSERT_EQ(lease::next_step(l, c, 3 * kS).action, LeaseAction::ListWorkers);
+    EXPECT_EQ(lease::choose_worker(l, c, TakenIds{}, 5), 2);
+    lease::on_claim_ok(l, c, 3 * kS);
+    lease::on_mark_read(l, c, 3 * kS);
     EXPECT_EQ(l.state, LeaseState::Held);
     EXPECT_EQ(l.worker, 2);
     EXPECT_EQ(l.deadline_ns, 12 * kS);
@@ -261,56 +264,56 @@ TEST(LeaseKeepalive, LeaseGoneRefusesAtOnceAndReacquiresTheSameIdIfFree) {
 
 TEST(LeaseKeepalive, PreviousIdTakenMeanwhileFallsBackToAnother) {
     const LeaseConfig c = config(10);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     TakenIds taken;
     taken_add(taken, 0);
     acquire(l, c, 0, 77, taken);
     ASSERT_EQ(l.worker, 1);
-    lease_on_lease_gone(l, c, kS);
-    lease_on_grant_ok(l, c, 78, 10000, kS, kS);
+    lease::on_lease_gone(l, c, kS);
+    lease::on_grant_ok(l, c, 78, 10000, kS, kS);
     TakenIds now_taken;
     taken_add(now_taken, 1);
-    EXPECT_EQ(lease_choose_worker(l, c, now_taken, 0), 0);
+    EXPECT_EQ(lease::choose_worker(l, c, now_taken, 0), 0);
 }
 
 TEST(LeaseKeepalive, ExpiryThroughFailuresThenEtcdReturns) {
     const LeaseConfig c = config(5);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
     int64_t t = 0;
     // etcd unreachable from the start: every keepalive fails, ids stop at 4 s.
     while (t < 20 * kS) {
-        lease_tick(l, c, t);
-        const LeaseStep s = lease_next_step(l, c, t);
+        lease::tick(l, c, t);
+        const LeaseStep s = lease::next_step(l, c, t);
         if (s.action == LeaseAction::KeepAlive) {
-            lease_on_failure(l, c, s.action, "timed out after 1000 ms", t + kS);
+            lease::on_failure(l, c, s.action, "timed out after 1000 ms", t + kS);
             t += kS;
         } else {
             ASSERT_EQ(s.action, LeaseAction::Wait);
             ASSERT_GT(s.at_ns, t);
             t = s.at_ns;
         }
-        EXPECT_EQ(lease_may_issue(l, t), t < 4 * kS);
+        EXPECT_EQ(lease::may_issue(l, t), t < 4 * kS);
     }
     EXPECT_EQ(l.state, LeaseState::Expired);
     // etcd is back; the lease expired there long ago: TTL 0.
-    const LeaseStep s = lease_next_step(l, c, t + 10 * kS);
+    const LeaseStep s = lease::next_step(l, c, t + 10 * kS);
     ASSERT_EQ(s.action, LeaseAction::KeepAlive);
-    lease_on_lease_gone(l, c, t);
+    lease::on_lease_gone(l, c, t);
     const int32_t w = acquire(l, c, t);
     EXPECT_EQ(w, 0);
-    EXPECT_TRUE(lease_may_issue(l, t));
+    EXPECT_TRUE(lease::may_issue(l, t));
 }
 
 TEST(LeaseKeepalive, ALateAnswerNeverMakesKeepalivesBusyLoop) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
     // Sent at 10 s, answered at 25 s: the next one is due by send time (20 s),
     // which has passed, but not before 25.1 s.
-    lease_on_keepalive_ok(l, c, 10 * kS, 25 * kS);
-    EXPECT_EQ(lease_next_step(l, c, 25 * kS).action, LeaseAction::Wait);
-    EXPECT_EQ(lease_next_step(l, c, 25100 * kMs).action, LeaseAction::KeepAlive);
+    lease::on_keepalive_ok(l, c, 10 * kS, 25 * kS);
+    EXPECT_EQ(lease::next_step(l, c, 25 * kS).action, LeaseAction::Wait);
+    EXPECT_EQ(lease::next_step(l, c, 25100 * kMs).action, LeaseAction::KeepAlive);
 }
 
 // ---------------------------------------------------------------------------
@@ -318,23 +321,23 @@ TEST(LeaseKeepalive, ALateAnswerNeverMakesKeepalivesBusyLoop) {
 
 TEST(LeaseAcquire, GrantFailureBacksOff) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Grant);
-    lease_on_failure(l, c, LeaseAction::Grant, "connection refused to http://127.0.0.1:2379", 0);
+    Lease l = lease::start(c, 0);
+    ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Grant);
+    lease::on_failure(l, c, LeaseAction::Grant, "connection refused to http://127.0.0.1:2379", 0);
     EXPECT_STREQ(l.last_error, "connection refused to http://127.0.0.1:2379");
-    const LeaseStep s = lease_next_step(l, c, 0);
+    const LeaseStep s = lease::next_step(l, c, 0);
     EXPECT_EQ(s.action, LeaseAction::Wait);
     EXPECT_EQ(s.at_ns, 250 * kMs);
-    EXPECT_EQ(lease_next_step(l, c, 250 * kMs).action, LeaseAction::Grant);
+    EXPECT_EQ(lease::next_step(l, c, 250 * kMs).action, LeaseAction::Grant);
     EXPECT_EQ(l.state, LeaseState::Acquiring);
     EXPECT_EQ(l.failures, 1u);
 }
 
 TEST(LeaseAcquire, StaticIdTakenByAnotherNodeNamesItAndRetries) {
     const LeaseConfig c = config(30, 42);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
-    LeaseStep s = lease_next_step(l, c, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
+    LeaseStep s = lease::next_step(l, c, 0);
     ASSERT_EQ(s.action, LeaseAction::Claim);  // no list for a static id
     EXPECT_EQ(l.candidate, 42);
     NodeIdentity other;
@@ -342,22 +345,22 @@ TEST(LeaseAcquire, StaticIdTakenByAnotherNodeNamesItAndRetries) {
     other.port = 5433;
     other.system_identifier = 7312345678901234567ULL;
     other.started_unix_ms = 1764560687000;  // 2025-12-01 03:44:47 UTC
-    lease_on_claim_taken(l, c, encode_node_identity(other), 1234, 0);
+    lease::on_claim_taken(l, c, encode_node_identity(other), 1234, 0);
     EXPECT_TRUE(l.taken_by_other);
     EXPECT_EQ(l.state, LeaseState::Acquiring);
-    EXPECT_FALSE(lease_may_issue(l, 0));
+    EXPECT_FALSE(lease::may_issue(l, 0));
     EXPECT_STREQ(l.last_error,
                  "worker id 42 is held by another node: host db2 port 5433 (system identifier "
                  "7312345678901234567, started 2025-12-01 03:44:47 UTC)");
-    s = lease_next_step(l, c, 0);
+    s = lease::next_step(l, c, 0);
     EXPECT_EQ(s.action, LeaseAction::Wait);
     EXPECT_GT(s.at_ns, 0);
     // The other node's lease expired: the retry claims it.
-    s = lease_next_step(l, c, s.at_ns);
+    s = lease::next_step(l, c, s.at_ns);
     ASSERT_EQ(s.action, LeaseAction::Claim);
     EXPECT_EQ(l.candidate, 42);
-    lease_on_claim_ok(l, c, kS);
-    lease_on_mark_read(l, c, kS);
+    lease::on_claim_ok(l, c, kS);
+    lease::on_mark_read(l, c, kS);
     EXPECT_EQ(l.state, LeaseState::Held);
     EXPECT_EQ(l.worker, 42);
     EXPECT_FALSE(l.taken_by_other);
@@ -377,25 +380,25 @@ TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
     NodeIdentity previous = me;
     previous.started_unix_ms = 1000;
 
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
-    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Claim);
-    lease_on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
+    ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Claim);
+    lease::on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
     EXPECT_FALSE(l.taken_by_other);
     EXPECT_EQ(l.revoke_lease, 1234);
     EXPECT_STREQ(l.last_error,
                  "worker id 42 is held by this node's previous run (lease 1234): revoking that lease");
-    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Revoke);  // at once
-    lease_on_revoked(l, 0);
+    ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Revoke);  // at once
+    lease::on_revoked(l, 0);
     EXPECT_EQ(l.revoke_lease, 0);
-    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Claim);
+    ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Claim);
     EXPECT_EQ(l.candidate, 42);
 
     // A failed revoke is retried after the usual delay, still before a claim.
-    lease_on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
-    lease_on_failure(l, c, LeaseAction::Revoke, "timed out", 0);
-    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
-    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Revoke);
+    lease::on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    lease::on_failure(l, c, LeaseAction::Revoke, "timed out", 0);
+    EXPECT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_EQ(lease::next_step(l, c, kS).action, LeaseAction::Revoke);
 
     // Not this node: another data directory, port, host or system
     // identifier, or a holder of a version that does not record the data
@@ -407,9 +410,9 @@ TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
         if (differ == 2) other.host = "db2";
         if (differ == 3) other.system_identifier++;
         if (differ == 4) other.data_directory.clear();
-        Lease o = lease_start(c, 0);
-        lease_on_grant_ok(o, c, 9, 30000, 0, 0);
-        lease_on_claim_taken(o, c, encode_node_identity(other), 1234, 0, encode_node_identity(me));
+        Lease o = lease::start(c, 0);
+        lease::on_grant_ok(o, c, 9, 30000, 0, 0);
+        lease::on_claim_taken(o, c, encode_node_identity(other), 1234, 0, encode_node_identity(me));
         EXPECT_TRUE(o.taken_by_other) << differ;
         EXPECT_EQ(o.revoke_lease, 0) << differ;
     }
@@ -436,26 +439,26 @@ TEST(NodeIdentity, CarriesTheDataDirectoryAndReadsOlderValuesWithout) {
 
 TEST(LeaseAcquire, TakenByOurOwnLeaseIsALostClaimAnswer) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
-    lease_choose_worker(l, c, TakenIds{}, 0);
-    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 0);
-    ASSERT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Claim);
-    lease_on_claim_taken(l, c, "whatever", 9, kS);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
+    lease::choose_worker(l, c, TakenIds{}, 0);
+    lease::on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 0);
+    ASSERT_EQ(lease::next_step(l, c, kS).action, LeaseAction::Claim);
+    lease::on_claim_taken(l, c, "whatever", 9, kS);
     EXPECT_EQ(l.worker, 0);
-    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::ReadMark);
+    EXPECT_EQ(lease::next_step(l, c, kS).action, LeaseAction::ReadMark);
 }
 
 TEST(LeaseAcquire, ContentionRotatesToOtherIds) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
     TakenIds taken;
-    EXPECT_EQ(lease_choose_worker(l, c, taken, 999), 0);  // lowest free first
-    lease_on_claim_taken(l, c, "snowflake-node host=a port=1 system_identifier=1 started_unix_ms=1",
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 999), 0);  // lowest free first
+    lease::on_claim_taken(l, c, "snowflake-node host=a port=1 system_identifier=1 started_unix_ms=1",
                          10, 0);
     EXPECT_EQ(l.contention, 1);
-    ASSERT_EQ(lease_next_step(l, c, 0).action, LeaseAction::ListWorkers);  // at once
+    ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::ListWorkers);  // at once
     // The re-read did not show the winner (say it is slow): we still move on,
     // among 2, 4, ... 32 ids after the one lost.
     for (int32_t lost = 1; lost <= 7; lost++) {
@@ -464,7 +467,7 @@ TEST(LeaseAcquire, ContentionRotatesToOtherIds) {
         std::set<int32_t> tried;
         for (uint32_t r = 0; r < 256; r++) {
             Lease copy = l;
-            const int32_t w = lease_choose_worker(copy, c, taken, r);
+            const int32_t w = lease::choose_worker(copy, c, taken, r);
             EXPECT_GE(w, 1);
             tried.insert(w);
         }
@@ -476,24 +479,24 @@ TEST(LeaseAcquire, ContentionRotatesToOtherIds) {
 
 TEST(LeaseAcquire, ManyLostClaimsBackOffInsteadOfSpinning) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
     int64_t t = 0;
     for (int i = 0; i < 20; i++) {
-        LeaseStep s = lease_next_step(l, c, t);
+        LeaseStep s = lease::next_step(l, c, t);
         for (int guard = 0; guard < 10 && s.action != LeaseAction::ListWorkers; guard++) {
             if (s.action == LeaseAction::Wait) {
                 ASSERT_GT(s.at_ns, t);
                 t = s.at_ns;
             } else {
                 ASSERT_EQ(s.action, LeaseAction::KeepAlive);  // the lease is kept meanwhile
-                lease_on_keepalive_ok(l, c, t, t);
+                lease::on_keepalive_ok(l, c, t, t);
             }
-            s = lease_next_step(l, c, t);
+            s = lease::next_step(l, c, t);
         }
         ASSERT_EQ(s.action, LeaseAction::ListWorkers);
-        lease_choose_worker(l, c, TakenIds{}, static_cast<uint32_t>(i));
-        lease_on_claim_taken(l, c, "x", 10, t);
+        lease::choose_worker(l, c, TakenIds{}, static_cast<uint32_t>(i));
+        lease::on_claim_taken(l, c, "x", 10, t);
     }
     EXPECT_GT(t, 0);
     EXPECT_EQ(l.failures, 0u);  // contention is not a failure
@@ -501,28 +504,28 @@ TEST(LeaseAcquire, ManyLostClaimsBackOffInsteadOfSpinning) {
 
 TEST(LeaseAcquire, AllIdsTaken) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
     TakenIds taken;
     for (int32_t w = 0; w <= kMaxWorker; w++) taken_add(taken, w);
-    EXPECT_EQ(lease_choose_worker(l, c, taken, 0), -1);
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 0), -1);
     EXPECT_EQ(l.candidate, -1);
-    lease_on_failure(l, c, LeaseAction::ListWorkers, "all 1024 worker ids are taken", 0);
-    EXPECT_EQ(lease_next_step(l, c, 0).action, LeaseAction::Wait);
-    EXPECT_EQ(lease_next_step(l, c, 250 * kMs).action, LeaseAction::ListWorkers);
+    lease::on_failure(l, c, LeaseAction::ListWorkers, "all 1024 worker ids are taken", 0);
+    EXPECT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Wait);
+    EXPECT_EQ(lease::next_step(l, c, 250 * kMs).action, LeaseAction::ListWorkers);
 }
 
 TEST(LeaseAcquire, HighestIdAndWrapAround) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 30000, 0, 0);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 30000, 0, 0);
     TakenIds taken;
     for (int32_t w = 0; w < kMaxWorker; w++) taken_add(taken, w);
-    EXPECT_EQ(lease_choose_worker(l, c, taken, 0), kMaxWorker);
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 0), kMaxWorker);
     l.rotate_from = kMaxWorker;
     TakenIds t2;
     taken_add(t2, kMaxWorker);
-    EXPECT_EQ(lease_choose_worker(l, c, t2, 0), 0);  // wraps
+    EXPECT_EQ(lease::choose_worker(l, c, t2, 0), 0);  // wraps
 }
 
 TEST(LeaseAcquire, TakenIdsIgnoreOutOfRange) {
@@ -536,13 +539,13 @@ TEST(LeaseAcquire, TakenIdsIgnoreOutOfRange) {
 
 TEST(LeaseAcquire, KeepaliveIsKeptWhileAcquisitionIsSlow) {
     const LeaseConfig c = config(6);
-    Lease l = lease_start(c, 0);
-    lease_on_grant_ok(l, c, 9, 6000, 0, 0);
-    lease_choose_worker(l, c, TakenIds{}, 0);
-    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 1 * kS);
-    lease_on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 2 * kS);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 9, 6000, 0, 0);
+    lease::choose_worker(l, c, TakenIds{}, 0);
+    lease::on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 1 * kS);
+    lease::on_failure(l, c, LeaseAction::Claim, "timed out after 1000 ms", 2 * kS);
     // The keepalive (due at 2 s) comes before the claim retry.
-    EXPECT_EQ(lease_next_step(l, c, 2 * kS).action, LeaseAction::KeepAlive);
+    EXPECT_EQ(lease::next_step(l, c, 2 * kS).action, LeaseAction::KeepAlive);
 }
 
 // ---------------------------------------------------------------------------
@@ -550,11 +553,11 @@ TEST(LeaseAcquire, KeepaliveIsKeptWhileAcquisitionIsSlow) {
 
 TEST(LeaseShutdown, StopsIssuingAndHandsOverWhileHeld) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
-    lease_on_shutdown(l);
-    EXPECT_FALSE(lease_may_issue(l, kS));
-    EXPECT_EQ(lease_next_step(l, c, kS).action, LeaseAction::Wait);
+    lease::on_shutdown(l);
+    EXPECT_FALSE(lease::may_issue(l, kS));
+    EXPECT_EQ(lease::next_step(l, c, kS).action, LeaseAction::Wait);
     const ShutdownPlan p = plan_shutdown(l, kS);
     EXPECT_TRUE(p.write_exact_mark);
     EXPECT_TRUE(p.revoke);
@@ -562,10 +565,10 @@ TEST(LeaseShutdown, StopsIssuingAndHandsOverWhileHeld) {
 
 TEST(LeaseShutdown, AfterTheDeadlineOnlyRevokes) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
+    Lease l = lease::start(c, 0);
     acquire(l, c, 0);
-    lease_tick(l, c, 27 * kS);
-    lease_on_shutdown(l);
+    lease::tick(l, c, 27 * kS);
+    lease::on_shutdown(l);
     const ShutdownPlan p = plan_shutdown(l, 27 * kS);
     EXPECT_FALSE(p.write_exact_mark);
     EXPECT_TRUE(p.revoke);
@@ -573,8 +576,8 @@ TEST(LeaseShutdown, AfterTheDeadlineOnlyRevokes) {
 
 TEST(LeaseShutdown, NothingHeldNothingToDo) {
     const LeaseConfig c = config(30);
-    Lease l = lease_start(c, 0);
-    lease_on_shutdown(l);
+    Lease l = lease::start(c, 0);
+    lease::on_shutdown(l);
     const ShutdownPlan p = plan_shutdown(l, 0);
     EXPECT_FALSE(p.write_exact_mark);
     EXPECT_FALSE(p.revoke);
@@ -854,10 +857,10 @@ TEST(LeaseEndpoints, GarbageIsRejectedWithAReason) {
 }
 
 TEST(LeaseNames, StatesAndActions) {
-    EXPECT_STREQ(lease_state_name(LeaseState::Acquiring), "acquiring");
-    EXPECT_STREQ(lease_state_name(LeaseState::Held), "held");
-    EXPECT_STREQ(lease_state_name(LeaseState::Expired), "expired");
-    EXPECT_STREQ(lease_action_name(LeaseAction::KeepAlive), "keepalive");
+    EXPECT_STREQ(lease::state_name(LeaseState::Acquiring), "acquiring");
+    EXPECT_STREQ(lease::state_name(LeaseState::Held), "held");
+    EXPECT_STREQ(lease::state_name(LeaseState::Expired), "expired");
+    EXPECT_STREQ(lease::action_name(LeaseAction::KeepAlive), "keepalive");
 }
 
 }  // namespace
