@@ -5,8 +5,8 @@
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
 # cases 1 to 7, 10 and 12 run for both; 8, 9 and 11 drive etcd itself
-# (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 stops the
-# ZooKeeper client in a mark write and runs with ZooKeeper only.
+# (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 and 14
+# drive ZooKeeper's client and run with ZooKeeper only.
 #
 #   1  three nodes with worker_id unset lease three distinct ids, seen in
 #      their stats and in the worker bits of their ids
@@ -45,7 +45,14 @@
 #      go: the write fails with a connection loss and is retried; the node
 #      keeps its session and refuses no id (a connection loss used to be read
 #      as the worker node's guard failing, and the node dropped its id)
+#  14  ZooKeeper only: a node whose connect string lists two servers that
+#      are both down does not busy-loop (the C client, ZOOKEEPER-2466, went
+#      on retrying one of them without a pause: ~15,000 refused connects a
+#      second); a node listing two servers, the one it is connected to
+#      killed: it moves to the other within its session (same session, no
+#      id refused); a node listing the dead server first holds an id
 #
+
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 # Needs etcd (etcd-server, etcd-client), curl, jq and python3 (make deps).
 set -uo pipefail
@@ -655,6 +662,79 @@ else
     pg_stop "$M"
 fi
 fi  # ZooKeeper only: case 13
+
+# ---------------------------------------------------------------------------
+if is_zk; then
+echo "# 14: two servers listed, down or killed"
+# Refused connects in a node's log (the C client logs each: errno=111).
+refused_in() { grep -c 'errno=111' "$1/server.log"; }
+P1=$(free_tcp_port); P2=$(free_tcp_port)
+while [ "$P2" = "$P1" ]; do P2=$(free_tcp_port); done
+K0=$(node k0 "snowflake.zookeeper_hosts = '127.0.0.1:$P1,127.0.0.1:$P2'")
+start "$K0"
+sleep 4
+r=$(refused_in "$K0")
+cmp_num "14: both servers down: no busy loop ($r refused connects in 4 s)" "$r" -lt 1000
+pg_stop "$K0"
+# Every server back first (case 13 killed one): a quorum outlives the kill.
+for i in "${!ZK_PORTS[@]}"; do
+    kill -0 "${ZK_PIDS[$i]}" 2>/dev/null && continue
+    zk_server_start "$i"
+    wait_for "server $i serving" 60 zk_serving "${ZK_PORTS[$i]}" || not_ok "14: server $i serves again"
+done
+# Two followers only: killing either leaves the leader and the other.
+FS=()
+for i in "${!ZK_PORTS[@]}"; do [ "$(zk_mode "$i")" = follower ] && FS+=("$i"); done
+if [ "${#FS[@]}" -lt 2 ]; then
+    not_ok "14: two of the servers are followers" "$(for i in "${!ZK_PORTS[@]}"; do printf '%s ' "$(zk_mode "$i")"; done)"
+else
+    TWO="127.0.0.1:${ZK_PORTS[${FS[0]}]},127.0.0.1:${ZK_PORTS[${FS[1]}]}"
+    K=$(node k "snowflake.lease_prefix = '/case14'" "snowflake.zookeeper_hosts = '$TWO'")
+    start "$K" && helpers "$K"
+    wait_for "held" 20 held "$K" || not_ok "14: the node holds a lease" "$(stat_of "$K" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+    LW=$(pgrep -P "$(pg_postmaster_pid "$K")" -f "snowflake worker id lease")
+    peer=$(ss -tnp | awk -v p="pid=$LW," 'index($0, p) { n = split($5, a, ":"); print a[n] }' | head -1)
+    D=
+    for i in "${FS[@]}"; do [ "${ZK_PORTS[$i]}" = "$peer" ] && D=$i; done
+    if [ -z "$D" ]; then
+        not_ok "14: the node is connected to one of its two servers" "lease worker '$LW', peer port '$peer'"
+    else
+        S14=$(stat_of "$K" lease_session)
+        : >"$WORK/load14"
+        load "$K" "$WORK/load14"; L=$LOAD_PID
+        sleep 0.5
+        r0=$(refused_in "$K")
+        zk_server_kill "$D" KILL
+        # Past the session timeout: a node stuck on the dead server has lost
+        # its session by then (and refused ids for a while).
+        sleep $((TTL + 2))
+        is "14: the node keeps its session on the other server" \
+            "$(stat_of "$K" "lease_state || ' ' || lease_session")" "held $S14"
+        r=$(($(refused_in "$K") - r0))
+        cmp_num "14: ... without a busy loop on the dead one ($r refused connects in $((TTL + 2)) s)" "$r" -lt 20
+        stop_load "$L"
+        is "14: no id refused" "$(awk '$2 !~ /^[0-9]+$/' "$WORK/load14" | wc -l)" 0
+        cmp_num "14: ids were issued" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load14" | wc -l)" -gt 0
+        pg_stop "$K"
+        # The dead server listed first (the node picks where to start at
+        # random, so this covers a start on it about every other run; the
+        # kill above covers the move off a dead server every run).
+        LIVE=${FS[0]}; [ "$LIVE" = "$D" ] && LIVE=${FS[1]}
+        K2=$(node k2 "snowflake.lease_prefix = '/case14'" \
+            "snowflake.zookeeper_hosts = '127.0.0.1:${ZK_PORTS[$D]},127.0.0.1:${ZK_PORTS[$LIVE]}'")
+        start "$K2" && helpers "$K2"
+        if wait_for "held" 20 held "$K2"; then
+            ok "14: a node listing the dead server first holds an id"
+        else
+            not_ok "14: a node listing the dead server first holds an id" "$(stat_of "$K2" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+        fi
+        sleep 2
+        r=$(refused_in "$K2")
+        cmp_num "14: ... with a few refused connects at most ($r)" "$r" -lt 20
+        pg_stop "$K2"
+    fi
+fi
+fi  # ZooKeeper only: case 14
 pg_cleanup_all
 etcd_stop
 tap_summary

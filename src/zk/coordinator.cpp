@@ -97,11 +97,23 @@ void on_children(int rc, const struct String_vector* names, const void* data) {
 // not: the session lives on another server; the call is retried.
 bool session_rc(int rc) noexcept { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE; }
 
+// The handle can never connect again. (zookeeper_process() also says
+// ZINVALIDSTATE when it merely has no socket, after a refused connect: that
+// is no expiry.)
+bool handle_over(zhandle_t* zh) noexcept {
+    const int st = zoo_state(zh);
+    return st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
+}
+
 }  // namespace
 
 ZkCoordinator::ZkCoordinator(Options options) noexcept : options_(std::move(options)) {
     // The client logs to stderr (the server log): errors only.
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    const std::string list = options_.hosts.substr(0, options_.hosts.find('/'));
+    servers_ = 1;
+    for (char ch : list)
+        if (ch == ',') servers_++;
 }
 
 ZkCoordinator::~ZkCoordinator() { close_session(); }
@@ -130,29 +142,70 @@ void ZkCoordinator::watcher(zhandle_t*, int type, int state, const char*, void* 
 int ZkCoordinator::socket(bool* want_write) noexcept {
     *want_write = false;
     if (zh_ == nullptr) return -1;
-    int fd = -1, interest = 0;
+    int fd = -1, events = 0;
     struct timeval tv {};
-    if (zookeeper_interest(zh_, &fd, &interest, &tv) != ZOK) return -1;
-    *want_write = (interest & ZOOKEEPER_WRITE) != 0;
+    if (interest(&fd, &events, &tv) != ZOK) return -1;
+    *want_write = (events & ZOOKEEPER_WRITE) != 0;
     return fd;
+}
+
+int ZkCoordinator::interest(int* fd, int* events, struct timeval* tv) noexcept {
+    const int64_t left = reconnect_at_ms_ - mono_ms();
+    if (left > 0) {  // the client has no socket now: nothing to watch
+        *fd = -1;
+        *events = 0;
+        tv->tv_sec = static_cast<time_t>(left / 1000);
+        tv->tv_usec = static_cast<suseconds_t>(left % 1000 * 1000);
+        return ZOK;
+    }
+    const int rc = zookeeper_interest(zh_, fd, events, tv);
+    after_client_call(rc);
+    return rc;
+}
+
+void ZkCoordinator::after_client_call(int rc) noexcept {
+    if (zh_ == nullptr) return;
+    if (rc == ZSESSIONEXPIRED || handle_over(zh_)) {
+        expired_ = true;
+        return;
+    }
+    if (zoo_state(zh_) == ZOO_CONNECTED_STATE) ended_in_row_ = 0;
+    if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) return;
+    // A connection or an attempt ended (the client closed its socket).
+    reconnect_at_ms_ = mono_ms() + kReconnectPauseMs;
+    if (++ended_in_row_ >= 2 * static_cast<int>(servers_)) {
+        ended_in_row_ = 0;
+        remake_handle();
+    }
+}
+
+void ZkCoordinator::remake_handle() noexcept {
+    clientid_t id {};
+    const bool resume = session_ != 0;
+    if (resume) id = *zoo_client_id(zh_);
+    zhandle_t* fresh = zookeeper_init(options_.hosts.c_str(), &ZkCoordinator::watcher, static_cast<int>(ttl_ms_),
+                                      resume ? &id : nullptr, this, 0);
+    if (fresh == nullptr) return;  // keep the old one
+    // Not connected: the close sends no close request and the session lives
+    // on; requests still queued complete with ZCLOSING.
+    (void)zookeeper_close(zh_);
+    zh_ = fresh;
 }
 
 void ZkCoordinator::pump(int64_t wait_ms) noexcept {
     if (zh_ == nullptr) return;
-    int fd = -1, interest = 0;
+    int fd = -1, wanted = 0;
     struct timeval tv {};
-    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
-    if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
-        if (session_rc(rc)) expired_ = true;
-    }
+    (void)interest(&fd, &wanted, &tv);
+    if (zh_ == nullptr) return;
     const int64_t client_ms = static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
     if (client_ms >= 0 && client_ms < wait_ms) wait_ms = client_ms;
     struct pollfd pfd {};
     int nfds = 0;
     if (fd >= 0) {
         pfd.fd = fd;
-        pfd.events = static_cast<short>(((interest & ZOOKEEPER_READ) != 0 ? POLLIN : 0) |
-                                        ((interest & ZOOKEEPER_WRITE) != 0 ? POLLOUT : 0));
+        pfd.events = static_cast<short>(((wanted & ZOOKEEPER_READ) != 0 ? POLLIN : 0) |
+                                        ((wanted & ZOOKEEPER_WRITE) != 0 ? POLLOUT : 0));
         nfds = 1;
     }
     int events = 0;
@@ -160,8 +213,8 @@ void ZkCoordinator::pump(int64_t wait_ms) noexcept {
         if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) != 0) events |= ZOOKEEPER_READ;
         if ((pfd.revents & POLLOUT) != 0) events |= ZOOKEEPER_WRITE;
     }
-    const int prc = zookeeper_process(zh_, events);
-    if (session_rc(prc) || zoo_state(zh_) == ZOO_EXPIRED_SESSION_STATE) expired_ = true;
+    if (fd < 0) return;  // no socket, nothing to process (zookeeper_process() would say ZINVALIDSTATE)
+    after_client_call(zookeeper_process(zh_, events));
 }
 
 void ZkCoordinator::poll() noexcept { pump(0); }
@@ -242,6 +295,9 @@ core::CoordGrant ZkCoordinator::grant(int64_t ttl_ms) noexcept {
     core::CoordGrant g;
     close_session();
     expired_ = false;
+    ttl_ms_ = ttl_ms;
+    ended_in_row_ = 0;
+    reconnect_at_ms_ = 0;
     errno = 0;
     zh_ = zookeeper_init(options_.hosts.c_str(), &ZkCoordinator::watcher, static_cast<int>(ttl_ms), nullptr, this,
                          0);

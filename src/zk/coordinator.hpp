@@ -36,6 +36,18 @@
 // - Reads after our own create see everything committed before it: a
 //   ZooKeeper server answers a session's requests in order, and a client
 //   never reconnects to a server behind the last zxid it saw.
+//
+// Reconnecting. The client picks the next server itself, with a known bug
+// (ZOOKEEPER-2466, in 3.8): once every server of the connect string failed
+// once, it advances its cursor twice per failed connection, so with two
+// servers it retries one of them only, and, never reaching the end of its
+// list, without its pause: ~15,000 refused connects a second on a dead
+// server while the live one is never tried, until the session expires.
+// Two guards here: after a connection (or an attempt) ends, the client is
+// not asked for the next one before kReconnectPauseMs; and after
+// 2 x (servers listed) such ends in a row without a connection, the handle
+// is made again with the session's id and password (zookeeper_init with a
+// clientid: the same session), which tries every server once more.
 #pragma once
 
 #include "../core/coordinator.hpp"
@@ -44,6 +56,7 @@
 #include <string>
 
 typedef struct _zhandle zhandle_t;  // <zookeeper/zookeeper.h>
+struct timeval;
 
 namespace snowflake::zk {
 
@@ -87,6 +100,13 @@ private:
     core::CoordStatus wait(Pending* p, int64_t timeout_ms, const char* what) noexcept;
     // One round of the client: wait at most wait_ms for its socket.
     void pump(int64_t wait_ms) noexcept;
+    // zookeeper_interest(), or fd -1 and the time left while a reconnection
+    // is held back.
+    int interest(int* fd, int* events, struct timeval* tv) noexcept;
+    // After a call of the client that returned rc: the guards above.
+    void after_client_call(int rc) noexcept;
+    // A new handle for the same session (or none yet), the old one closed.
+    void remake_handle() noexcept;
     core::CoordStatus no_session(const char* what) const noexcept;
     core::CoordStatus status_of(int rc, const char* what) const noexcept;
     core::CoordStatus ensure_path(const std::string& path) noexcept;
@@ -96,7 +116,15 @@ private:
     std::string worker_path(int32_t worker) const;
     std::string mark_path(int32_t worker) const;
 
+    // The least time between the end of a connection (or an attempt) and
+    // the next attempt.
+    static constexpr int64_t kReconnectPauseMs = 10;
+
     Options options_;
+    int64_t ttl_ms_ = 0;                // the session timeout asked for
+    size_t servers_ = 1;                // servers in the connect string
+    int ended_in_row_ = 0;              // connections ended since the last one established
+    int64_t reconnect_at_ms_ = 0;       // no new attempt before (mono ms)
     bool (*should_abort_)(void*) = nullptr;
     void* abort_arg_ = nullptr;
     zhandle_t* zh_ = nullptr;
