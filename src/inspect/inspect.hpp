@@ -126,8 +126,12 @@ std::string format_text(const Decoded& d) noexcept;
 //   {"input":"...","type":"uuidv7","uuid":"...","time":"...","unix_ms":1796036996498,
 //    "timestamp":"..."}
 // timestamp, worker_id, sequence and ms_since_epoch are the decoded-id
-// vocabulary HTTP's /v1/ids/{id} shares; time and worker are the same values
-// under their older names, kept for scripts that read them.
+// vocabulary HTTP's /v1/ids/{id} shares (the names; the values agree for an
+// epoch in whole milliseconds and years up to 9999: this timestamp is time's
+// text, which keeps an epoch's microseconds and writes a year as four
+// digits or more, where HTTP writes milliseconds and RFC 3339's signed
+// years); time and worker are the same values under their older names, kept
+// for scripts that read them.
 //   {"input":"abc","type":"invalid","error":"not a number or a UUID"}
 std::string format_json(const Decoded& d) noexcept;
 

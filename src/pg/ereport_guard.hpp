@@ -23,10 +23,16 @@ struct CaughtError {
     char hint[512];
 };
 
-// Copies the current error into *out, clears PostgreSQL's error state and
-// releases what a raised error may leave held (a condition-variable sleep,
-// LWLocks: the caller holds none). Called in PG_CATCH with the memory
-// context the try began in.
+// Copies the current error into *out and clears PostgreSQL's error state;
+// in a background worker it also releases what the raised error may have
+// left held (a condition-variable sleep, LWLocks). Called in PG_CATCH with
+// the memory context the try began in.
+//
+// For code with nothing of its own at stake: the postmaster, a background
+// worker holding no lock, a backend about to report a FATAL. Not for a
+// caller that holds an LWLock, is in a critical section or holds off
+// interrupts, nor for one in a transaction that must go on as if nothing
+// happened (there is no subtransaction: catching does not roll back).
 void capture_error(MemoryContext cxt, CaughtError* out);
 
 // Runs fn(): true, or false with the error it raised in *err (and
