@@ -7,13 +7,17 @@
 
 # PG_CONFIG comes from the environment: the Makefile sets and exports it
 # (make test, make demo, make bench; scripts/matrix.sh sets it per version).
-if [ -z "${PG_CONFIG:-}" ]; then
-    echo "${0##*/}: PG_CONFIG is not set: run it through make (make test), or" \
-        "export PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config" >&2
-    exit 2
+# Only a caller that names the server binaries itself in PGBIN goes without
+# (test/deb_install.sh: a server installed from packages has no pg_config).
+if [ -z "${PGBIN:-}" ]; then
+    if [ -z "${PG_CONFIG:-}" ]; then
+        echo "${0##*/}: PG_CONFIG is not set: run it through make (make test), or" \
+            "export PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config" >&2
+        exit 2
+    fi
+    export PG_CONFIG
+    PGBIN=$("$PG_CONFIG" --bindir)
 fi
-export PG_CONFIG
-PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 PG_PORT=${PG_PORT:-5432}
 PG_INSTANCES=()
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
