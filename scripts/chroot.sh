@@ -111,8 +111,22 @@ mount_one() {  # mount_one TARGET MOUNT-ARGS...
     MOUNTED+=("$target")
 }
 
+# umount_stale ROOT: what a run killed before its EXIT trap left mounted
+# under ROOT (the caller holds ROOT's lock, so no live run uses them). Mounting
+# over them fails ("sysfs already mounted"), as in a CI run right after one
+# was killed.
+umount_stale() {
+    local root=$1 m
+    # Deepest first: ROOT/dev/shm before ROOT/dev.
+    for m in $(awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+        echo "chroot: unmounting $m, left by a run that was killed" >&2
+        umount "$m" 2>/dev/null || umount -l "$m"
+    done
+}
+
 mount_all() {
     local root=$1
+    umount_stale "$root"
     trap 'umount_all' EXIT
     trap 'exit 130' INT TERM
     mount_one "$root/proc" -t proc proc
@@ -123,7 +137,7 @@ mount_all() {
         touch "$root/dev/$d"
         mount_one "$root/dev/$d" --bind "/dev/$d"
     done
-    ln -sf /proc/self/fd "$root/dev/fd"
+    ln -sfn /proc/self/fd "$root/dev/fd"
     ln -sf /proc/self/fd/0 "$root/dev/stdin"
     ln -sf /proc/self/fd/1 "$root/dev/stdout"
     ln -sf /proc/self/fd/2 "$root/dev/stderr"

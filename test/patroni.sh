@@ -10,7 +10,17 @@
 # acknowledged id (test/patroni/check.py):
 #   - no id acknowledged twice;
 #   - no id of the new leader below the old leader's highest id;
-# and reports the longest time without an acknowledged insert.
+#   - at a switchover, every insert the old leader acknowledged is in the
+#     new leader's table (none lost);
+# and reports the longest time without an acknowledged insert, and the
+# inserts lost at a failover.
+#
+# Every scenario starts once m1 has replayed m0's WAL up to a point after
+# the inserts began: m1 streams. A switchover to a replica that does not
+# stream loses the old leader's last commits, and with them the
+# reservations their ids were issued under (Patroni 3.0 promotes the named
+# candidate without comparing its WAL with the old leader's); the WAL can
+# carry the mark only as far as it carries the rows (docs/patroni.md).
 #
 # Scenarios (the functions scenario_* below), each for every kind of ids:
 #   switchover        patronictl switchover --leader m0 --candidate m1 --force
@@ -321,6 +331,9 @@ clients_stop() {
     CLIENT_PIDS=()
 }
 
+# replayed_to C M LSN: M has replayed the WAL up to LSN.
+replayed_to() { [ "$(sql "$1" "$2" "SELECT pg_last_wal_replay_lsn() >= '$3'::pg_lsn")" = t ]; }
+
 # acks_by C M: inserts M acknowledged so far, over both clients.
 acks_by() { cat "$1"/answers.* 2>/dev/null | awk -v m="$2" '$2 == m && $3 ~ /^[0-9]+$/' | wc -l; }
 has_acks() { [ "$(acks_by "$1" "$2")" -ge "$3" ]; }
@@ -377,7 +390,7 @@ since() { awk -v a="$1" -v b="$EVENT_AT" 'BEGIN { printf "%+.1f", a - b }'; }
 
 # run_scenario KIND SCENARIO
 run_scenario() {
-    local kind=$1 scen=$2 c scope fenv=() out key val
+    local kind=$1 scen=$2 c scope fenv=() out key val lsn kept
     local -A r=()
     SCEN="$1:$2"
     SCEN_T0=$EPOCHREALTIME
@@ -414,6 +427,13 @@ run_scenario() {
             "$(stats "$c" m0 before)"
         clients_stop; cluster_stop "$c"; return
     fi
+    # m1 streams: it has replayed m0's WAL from after the first inserts.
+    lsn=$(sql "$c" m0 "SELECT pg_current_wal_flush_lsn()")
+    if ! wait_for "m1 replays m0's WAL" 30 replayed_to "$c" m1 "$lsn"; then
+        bail "$SCEN: m1 streams m0's WAL (replayed up to $lsn)" \
+            "$(sql "$c" m1 "SELECT pg_last_wal_replay_lsn(), status FROM pg_stat_wal_receiver" 2>&1)"
+        clients_stop; cluster_stop "$c"; return
+    fi
     sleep 0.5
     stats "$c" m0 before
     stats "$c" m1 before
@@ -438,12 +458,18 @@ run_scenario() {
     fi
     sleep 0.5
     clients_stop
+    # The rows the leader has now: which acknowledged inserts it lost.
+    kept=
+    if is_primary "$c" m1 && sql "$c" m1 "COPY (SELECT id FROM ids) TO STDOUT" >"$c/kept.m1"; then
+        kept=$c/kept.m1
+    fi
     stats "$c" m0 after
     stats "$c" m1 after
     cluster_stop "$c"
     step "stopped"
 
-    out=$("$PY" "$HERE/check.py" m0 m1 "$EVENT_AT" "$c"/answers.*) || { bail "$SCEN: answers checked" "$out"; return; }
+    out=$("$PY" "$HERE/check.py" ${kept:+--kept "$kept"} m0 m1 "$EVENT_AT" "$c"/answers.*) \
+        || { bail "$SCEN: answers checked" "$out"; return; }
     while read -r key val; do
         [ "$key" = "#" ] && { echo "#   $val"; continue; }
         r[$key]=$val
@@ -451,12 +477,19 @@ run_scenario() {
     echo "# $SCEN: ${r[acks]} acknowledged (${r[acks_old]} by m0, ${r[acks_new]} by m1)"
     is "$SCEN: no id acknowledged twice" "${r[duplicates]}" 0
     is "$SCEN: no id of the new leader below the old leader's highest" "${r[below_old_max]}" 0
+    if [ -z "$kept" ]; then
+        echo "# $SCEN: lost inserts not checked (m1 does not lead at the end)"
+    elif [ "$scen" = switchover ] || [ "$scen" = switchover-ahead ]; then
+        is "$SCEN: every insert m0 acknowledged is on the new leader" "${r[lost]}" 0
+    else
+        echo "# $SCEN: ${r[lost]} inserts m0 acknowledged are not on the new leader (asynchronous replication)"
+    fi
     echo "# $SCEN: longest refusal ${r[longest_refusal]} s (from ${r[refusal_at]} s)"
     if [ "${r[old_again]}" -gt 0 ]; then
         echo "# $SCEN: m0 led again after m1 (${r[old_again]} ids); ${r[below_new_max]} of them below m1's highest (not asserted: m0 and m1 answered at once before)"
     fi
-    RESULTS+=("$(printf '%-26s %6s %5s %6s %6s %6s %9s' "$SCEN" "${r[acks]}" "${r[duplicates]}" \
-        "${r[below_old_max]}" "${r[old_after_new]}" "${r[old_again]}" "${r[longest_refusal]}")")
+    RESULTS+=("$(printf '%-26s %6s %5s %6s %6s %6s %5s %9s' "$SCEN" "${r[acks]}" "${r[duplicates]}" \
+        "${r[below_old_max]}" "${r[old_after_new]}" "${r[old_again]}" "${r[lost]:--}" "${r[longest_refusal]}")")
 }
 
 # --- main --------------------------------------------------------------------
@@ -520,11 +553,12 @@ for sel in "${chosen[@]}"; do
 done
 
 echo "#"
-echo "# scenario                    acks  dups  below  split  again  refusal_s"
+echo "# scenario                    acks  dups  below  split  again  lost  refusal_s"
 printf '# %s\n' "${RESULTS[@]}"
 echo "# (below: ids of the new leader below the old leader's highest; split: ids the old"
 echo "#  leader acknowledged while the new one did; again: ids the old leader acknowledged"
-echo "#  after the new one's last (it led again); refusal: longest time without an"
-echo "#  acknowledged insert, in seconds)"
+echo "#  after the new one's last (it led again); lost: inserts the old leader acknowledged"
+echo "#  that are not on the new one; refusal: longest time without an acknowledged"
+echo "#  insert, in seconds)"
 echo "# patroni suite took $(elapsed_since "$start_all") s"
 tap_summary

@@ -16,6 +16,12 @@
 #      both ways out, also after a restart; a clock past the last reservation
 #      the node can know of lets them through; snowflake_advance_floor() does
 #      at once, durably
+#   3  synchronous replication (synchronous_standby_names): with its standby
+#      down, the primary (clock 5 s ahead) issues ids only inside the last
+#      reservation the standby flushed, then its callers wait (and end on
+#      statement_timeout); a fast shutdown ends the mark worker's wait for
+#      the standby; the standby, promoted without the primary's last WAL,
+#      issues only ids above every id the primary issued
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits
 # non-zero on any failure. Usage: test/standby.sh [case number ...]
@@ -82,6 +88,9 @@ caught_up() {
 replayed_past() {
     [ "$(pg_val "$1" "SELECT pg_last_wal_replay_lsn() >= '$2'::pg_lsn" 2>/dev/null)" = t ]
 }
+
+# is_sync_standby PRIMARY: a standby streams to PRIMARY as a synchronous one.
+is_sync_standby() { [ "$(pg_val "$1" "SELECT string_agg(sync_state, ',') FROM pg_stat_replication")" = sync ]; }
 
 # hwm_ms DIR: the high-water mark of snowflake_stats, in Unix milliseconds.
 hwm_ms() { pg_val "$1" "SELECT (extract(epoch FROM high_water_mark) * 1000)::bigint FROM snowflake_stats"; }
@@ -236,6 +245,59 @@ case_2() {
     is "2: ... durably (after a restart)" "$(pg_val "$S4" "SELECT state FROM try_nextval()")" 00000
     pg_stop "$S4"
     pg_stop "$S3"
+}
+
+# -------------------------------------------------------------------------
+case_3() {
+    echo "# case 3: synchronous replication: no id beyond what the standby has"
+    local P S ok_n=0 fail_n=0 other=0 maxp t_end out
+    P=$(pg_tmpdir)
+    fault_init "$P" "${REPL_CONF[@]}" "synchronous_standby_names = '*'" || { bail "3: primary initialised"; return; }
+    ft_set "$P" +5
+    ft_start "$P" || { bail "3: primary started (clock +5 s)"; return; }
+    S=$(standby_of "$P") || { bail "3: pg_basebackup -R"; return; }
+    # Promoted, it has no standby of its own to wait for.
+    pg_conf "$S" "synchronous_standby_names = ''"
+    pg_start "$S" || { bail "3: standby started" "$(tail -5 "$S/server.log")"; return; }
+    helpers_sql "$P" || { bail "3: helpers on the primary"; return; }
+    check "3: the standby streams as the synchronous one" wait_for "sync" 30 is_sync_standby "$P"
+    PG_TIMEOUT=60 pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'sync' FROM generate_series(1, 1000)" >/dev/null \
+        || not_ok "3: ids while the synchronous standby is up"
+    caught_up "$P" "$S" || not_ok "3: the standby catches up"
+
+    # The standby goes away. One id per call, commits not waiting for it
+    # (synchronous_commit = local): only the mark worker waits. Until the
+    # first call that times out, or 100 s (a reservation reaches at most
+    # 1.5 windows of 60 s ahead; the first is 1 s, longer only after slow
+    # writes).
+    pg_stop "$S"
+    now_us; t_end=$((REPLY + 100000000))
+    while [ "$fail_n" = 0 ] && now_us && [ "$REPLY" -lt "$t_end" ]; do
+        out=$(PGOPTIONS="-c synchronous_commit=local -c statement_timeout=300" \
+            pg_psql "$P" -A -t -c "INSERT INTO ids(id, phase) VALUES (snowflake_nextval(), 'alone')" 2>&1)
+        case $out in
+            "") ok_n=$((ok_n + 1)) ;;
+            *"canceling statement due to statement timeout"*) fail_n=$((fail_n + 1)) ;;
+            *) other=$((other + 1)); echo "# 3: $out" ;;
+        esac
+    done
+    echo "# 3: with the standby down: $ok_n ids, then $fail_n call ended by statement_timeout, $other other"
+    is "3: ids stop once the reservation the standby has runs out (the caller ends on statement_timeout)" "$fail_n" 1
+    is "3: ... and no call failed otherwise" "$other" 0
+    maxp=$(pg_val "$P" "SELECT max(id) FROM ids")
+    check "3: a fast shutdown of the primary ends the mark worker's wait for the standby" \
+        as_pg "$PGBIN/pg_ctl" -D "$P/data" -m fast -w -t 30 -s stop
+    like "3: ... and that reservation is not used (server log)" "$(grep 'snowflake reservation' "$P/server.log")" \
+        'reservation not used: the worker stopped before the synchronous standbys confirmed it'
+    pg_stop "$P"
+
+    # The standby, promoted with only what it had: above every id.
+    pg_start "$S" || { bail "3: standby restarted" "$(tail -5 "$S/server.log")"; return; }
+    is "3: pg_promote() on the standby" "$(pg_val "$S" "SELECT pg_promote(true, 60)")" t
+    promoted_issues "$S" promoted 200 || not_ok "3: the promoted standby issues 200 ids" "$(tail -3 "$S/server.log")"
+    is "3: every id of the promoted standby is above every id the old primary issued" \
+        "$(pg_val "$S" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id <= $maxp")" 0
+    pg_stop "$S"
 }
 
 run_cases standby "$@"

@@ -11,7 +11,10 @@
 // failed write is reported to the waiting backends and tried again.
 //
 // It sleeps on its latch (backends set it when they wait), answers SIGHUP
-// and SIGTERM between writes, and at a fast shutdown exits quietly.
+// and SIGTERM between writes, and at a fast shutdown exits quietly. Under
+// synchronous replication a write also waits for the synchronous standbys
+// (wal.cpp); SIGTERM ends that wait (ProcDiePending), and the reservation
+// is then not published.
 
 #include <algorithm>
 #include <cerrno>
@@ -33,8 +36,10 @@
 #include "wal.hpp"
 
 extern "C" {
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
+#include "storage/latch.h"
 
 PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
 }
@@ -48,6 +53,19 @@ namespace {
 // soon it tries again after a failed write.
 constexpr long kTickMs = 100;
 constexpr long kRetryMs = 100;
+
+// SIGTERM: the shutdown request of every worker (bgworker.cpp), and
+// ProcDiePending, which is what ends SyncRepWaitForLSN()'s wait for the
+// synchronous standbys (a fast shutdown must not hang on a standby that is
+// down). InterruptPending stays unset: CHECK_FOR_INTERRUPTS() does not turn
+// it into an error.
+void handle_sigterm(SIGNAL_ARGS) {
+    const int save_errno = errno;
+    ShutdownRequestPending = true;
+    ProcDiePending = true;
+    SetLatch(MyLatch);
+    errno = save_errno;
+}
 
 // One turn: writes a reservation if the core says so. Returns how long to
 // sleep before the next turn.
@@ -81,7 +99,12 @@ long reserve_once(int* last_logged_err) {
     // Then into the WAL, flushed (wal.cpp), so that standbys replay it and a
     // promoted one starts above it. An error here ends the worker (it is
     // started again), before anything is published.
-    if (err == 0) log_reservation(plan.until_ms, mark.window_ms);
+    if (err == 0 && !log_reservation(plan.until_ms, mark.window_ms)) {
+        // A shutdown ended the wait for the synchronous standbys.
+        ereport(LOG, (errmsg("snowflake reservation not used: the worker stopped before the "
+                             "synchronous standbys confirmed it")));
+        return 0;
+    }
     const int64_t took_ms = (monotonic_us() - t0 + 999) / 1000;
 
     pg_atomic_write_u64(&shared->stats.last_write_ms, static_cast<uint64>(took_ms));
@@ -136,6 +159,7 @@ void register_mark_worker() {
 extern "C" void snowflake_mark_worker_main(Datum) {
     namespace sp = snowflake::pg;
     sp::start_background_worker(&sp::shared->mark_worker_latch);
+    pqsignal(SIGTERM, sp::handle_sigterm);
     int last_logged_err = 0;
     long sleep_ms = 0;
     while (!ShutdownRequestPending) {

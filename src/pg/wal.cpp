@@ -18,6 +18,15 @@
 // file first (fsync), then into the WAL (XLogInsert, XLogFlush), and only
 // then is it published for ids. In that order a base backup that misses the
 // record (logged before the backup's redo point) has the file with it.
+// Under synchronous replication (synchronous_standby_names, with the
+// server's synchronous_commit above local) the worker also waits, as a
+// commit does, until the synchronous standbys have flushed the record: a
+// standby that may be promoted without the old primary's last WAL (a
+// failover, a switchover to a lagging replica) then has every reservation
+// an id was issued under, ids returned outside a write transaction too.
+// Under asynchronous replication the record reaches a standby exactly when
+// the WAL around it does: a promotion that loses the last commits loses the
+// reservations they were issued under with them (docs/patroni.md).
 //
 // Redo (the startup process: crash recovery, a standby, archive recovery)
 // raises the generator's position and floor, the loaded mark and the
@@ -77,6 +86,8 @@ extern "C" {
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
 #include "storage/fd.h"
 }
 
@@ -284,8 +295,9 @@ void init_wal_mark(SharedState* s) {
         pg_atomic_write_u32(&w.refusing, 1);
 }
 
-// Logs a reservation in the WAL and flushes it (wal.hpp).
-void log_reservation(int64_t until_ms, int64_t window_ms) {
+// Logs a reservation in the WAL, flushes it, waits for the synchronous
+// standbys (wal.hpp).
+bool log_reservation(int64_t until_ms, int64_t window_ms) {
     LWLockAcquire(shared->lock, LW_SHARED);
     const int64_t floor = std::max(shared->floor_ms, shared->loaded.ms);
     LWLockRelease(shared->lock);
@@ -300,6 +312,15 @@ void log_reservation(int64_t until_ms, int64_t window_ms) {
     XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
     const XLogRecPtr lsn = XLogInsert(static_cast<RmgrId>(kRmgrId), kInfoReserve);
     XLogFlush(lsn);
+    // Returns at once without synchronous standbys. A wait ends when they
+    // have the record, or when the mark worker's SIGTERM (mark_worker.cpp)
+    // or the postmaster's death sets ProcDiePending: then the reservation is
+    // on disk here but perhaps not there, and is not published. Called, as
+    // at a commit, with interrupts held.
+    HOLD_INTERRUPTS();
+    SyncRepWaitForLSN(lsn, false);
+    RESUME_INTERRUPTS();
+    return !ProcDiePending;
 }
 
 // Ends a refusal whose time has come, keeps it on disk while it lasts (wal.hpp).

@@ -14,10 +14,12 @@ void register_wal_rmgr();
 // loaded): tells a promotion from a crash recovery, loads a refusal kept on
 // disk.
 void init_wal_mark(SharedState* s);
-// The mark worker: logs a reservation reaching until_ms (id space) and
-// flushes it, before the reservation is published. Raises an error
-// (ERROR) if the WAL cannot be written.
-void log_reservation(int64_t until_ms, int64_t window_ms);
+// The mark worker: logs a reservation reaching until_ms (id space), flushes
+// it and, under synchronous replication, waits until the synchronous
+// standbys have flushed it too, before the reservation is published. False
+// if a shutdown ended that wait: the reservation must not be published.
+// Raises an error (ERROR) if the WAL cannot be written.
+bool log_reservation(int64_t until_ms, int64_t window_ms);
 // The mark worker, every turn: ends a refusal whose time has come, keeps it
 // on disk while it lasts.
 void tend_refusal();

@@ -3,7 +3,7 @@
 test/patroni.sh and prints what the suite asserts, one "key value" line
 each, then details as comment lines ("# ...").
 
-    check.py OLD_LEADER NEW_LEADER T_EVENT FILE...
+    check.py [--kept ROWS] OLD_LEADER NEW_LEADER T_EVENT FILE...
 
 T_EVENT is the real time (Unix seconds) the switchover or failover was
 started. Keys:
@@ -23,6 +23,9 @@ started. Keys:
   longest_refusal S  the longest time without an acknowledged insert, from
                      the first acknowledged insert to the last (seconds)
   refusal_at S       when it began, seconds after T_EVENT
+  lost N             with --kept ROWS (the ids in the new leader's table at
+                     the end, one a line): ids the old leader acknowledged
+                     that are not there (commits the promotion lost)
 """
 import collections
 import re
@@ -30,10 +33,16 @@ import sys
 
 
 def main():
-    old, new, t_event = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    args = sys.argv[1:]
+    kept = None
+    if args[:1] == ['--kept']:
+        with open(args[1]) as f:
+            kept = {int(line) for line in f if line.strip()}
+        args = args[2:]
+    old, new, t_event = args[0], args[1], float(args[2])
     acks = []        # (time, member, id)
     errors = collections.Counter()
-    for path in sys.argv[4:]:
+    for path in args[3:]:
         with open(path) as f:
             for line in f:
                 parts = line.rstrip('\n').split(' ', 3)
@@ -75,6 +84,13 @@ def main():
     print('below_new_max', len(below_new))
     print('longest_refusal %.3f' % gap)
     print('refusal_at %.3f' % gap_at)
+    if kept is not None:
+        lost = sorted({i for i in old_ids if i not in kept})
+        print('lost', len(lost))
+        if lost:
+            twice = [i for i in lost if counts[i] > 1]
+            print('# %d inserts acknowledged by %s are not on %s (ids %d to %d); %d of their ids were acknowledged again'
+                  % (len(lost), old, new, lost[0], lost[-1], len(twice)))
     if first_new is not None:
         print('# new leader %s: first id %.3f s after the event' % (new, first_new - t_event))
     for i in dups[:5]:
