@@ -94,7 +94,7 @@ int64_t LeaseDriver::turn() noexcept {
             if (r.ok())
                 core::lease::on_keepalive_ok(lease_, cfg_, sent, host_.boot_ns());
             else if (r.code == core::CoordCode::SessionGone)
-                core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
+                lease_gone();
             else
                 fail(core::LeaseAction::KeepAlive, r);
             break;
@@ -135,7 +135,7 @@ bool LeaseDriver::shutdown() noexcept {
             ok = false;
             char text[200];
             snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to %s",
-                     lease_.worker, coordinator_->name());
+                     lease_.worker, coordinator_->display_name());
             host_.log(text, r.status.ok() ? "The mark or the worker key changed." : r.status.error.c_str(),
                       "The next holder of the id waits out the last reservation.");
         }
@@ -143,21 +143,29 @@ bool LeaseDriver::shutdown() noexcept {
     if (plan.revoke) {
         char text[200];
         snprintf(text, sizeof(text), "snowflake releasing worker id %d: revoking its lease in %s", lease_.worker,
-                 coordinator_->name());
+                 coordinator_->display_name());
         host_.log(text, nullptr, nullptr);
         const core::CoordStatus s = coordinator_->release(lease_.lease_id);
         if (!s.ok()) {
             ok = false;
-            snprintf(text, sizeof(text), "snowflake could not end its lease in %s", coordinator_->name());
+            snprintf(text, sizeof(text), "snowflake could not end its lease in %s", coordinator_->display_name());
             host_.log(text, s.error.c_str(), "The worker id is free when the lease's TTL runs out.");
         }
     }
     return ok;
 }
 
+// The lease (ZooKeeper: session) is gone: lease::on_lease_gone, its
+// sentence naming the lease and the coordinator as the coordinator does.
+void LeaseDriver::lease_gone() noexcept {
+    const std::string what = std::string(coordinator_->lease_noun()) + " " + coordinator_->lease_text(lease_.lease_id);
+    core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns(), lease_.lease_id != 0 ? what.c_str() : nullptr,
+                               coordinator_->display_name());
+}
+
 void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexcept {
     core::lease::on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
-    if (s.code == core::CoordCode::SessionGone) core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
+    if (s.code == core::CoordCode::SessionGone) lease_gone();
 }
 
 // The claimed id's etcd mark, then the hand-over: the generator starts above
@@ -230,7 +238,7 @@ void LeaseDriver::renew_mark() noexcept {
             host_.record_mark_attempt(
                 "the worker id's mark or key in the coordinator changed: the id is held by another lease");
             const int64_t dropped = lease_.lease_id;
-            core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns());
+            lease_gone();
             host_.publish(lease_);  // fences ids before the revoke frees the id
             revoke_dropped(dropped);
             unconfirmed_.clear();
@@ -259,7 +267,7 @@ void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {
     if (!s.ok()) {
         char text[200];
         snprintf(text, sizeof(text), "snowflake could not end dropped lease %s in %s",
-                 coordinator_->lease_text(lease_id).c_str(), coordinator_->name());
+                 coordinator_->lease_text(lease_id).c_str(), coordinator_->display_name());
         host_.log(text, s.error.c_str(), "The worker id it holds is free when the lease's TTL runs out.");
     }
 }

@@ -144,6 +144,7 @@ public:
 private:
     static bool should_abort(void* self) noexcept;
     void fail(core::LeaseAction what, const core::CoordStatus& s) noexcept;
+    void lease_gone() noexcept;
     void read_mark() noexcept;
     void renew_mark() noexcept;
     void mark_write_failed(const char* text) noexcept;

@@ -93,6 +93,10 @@ public:
 
     // "etcd", "zookeeper" (snowflake_stats.coordinator).
     virtual const char* name() const noexcept = 0;
+    // For messages: "etcd", "ZooKeeper"; and what its lease is called
+    // ("lease", "session").
+    virtual const char* display_name() const noexcept { return name(); }
+    virtual const char* lease_noun() const noexcept { return "lease"; }
     // The lease as text for snowflake_stats (etcd: decimal; ZooKeeper: the
     // session id in hex, as ZooKeeper's own tools print it).
     virtual std::string lease_text(int64_t lease_id) const noexcept = 0;

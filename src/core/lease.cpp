@@ -349,12 +349,18 @@ void lease::on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
     }
 }
 
-void lease::on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
+void lease::on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns, const char* lease_text,
+                          const char* coordinator) noexcept {
     if (l.state == LeaseState::Static) return;
     l.failures++;
+    char own[40];
+    if (lease_text == nullptr) {
+        std::snprintf(own, sizeof own, "lease %lld", static_cast<long long>(l.lease_id));
+        lease_text = own;
+    }
     char text[kLeaseErrorSize];
-    std::snprintf(text, sizeof text, "lease %lld no longer exists in etcd%s",
-                  static_cast<long long>(l.lease_id),
+    std::snprintf(text, sizeof text, "%s no longer exists in %s%s", lease_text,
+                  coordinator != nullptr ? coordinator : "the coordinator",
                   l.worker >= 0 ? ": the worker id it held is lost" : "");
     set_error(l, LeaseError::LeaseGone, text);
     drop_lease(l, cfg, now_ns);

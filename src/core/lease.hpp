@@ -109,7 +109,7 @@ enum class LeaseError {
     Revoke,
     HeldByOther,     // snowflake.worker_id is held by another node
     PreviousRun,     // the id is held by this node's previous run (being revoked)
-    LeaseGone,       // etcd no longer knows the lease
+    LeaseGone,       // the coordinator no longer knows the lease (ZooKeeper: session)
     DeadlinePassed,  // no keepalive confirmed before the deadline
 };
 
@@ -211,8 +211,13 @@ void on_mark_read(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 void on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
                      int64_t now_ns) noexcept;
 // keepalive answered TTL 0, or a call said the lease is not found: the key
-// is gone with it. Ids are refused at once; a new grant is due.
-void on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
+// is gone with it. Ids are refused at once; a new grant is due. last_error
+// says "<lease_text> no longer exists in <coordinator>": lease_text as the
+// coordinator names its lease ("lease 7587...", "session 0x1000..."; null:
+// "lease <lease_id>"), coordinator its name ("etcd", "ZooKeeper"; null: "the
+// coordinator").
+void on_lease_gone(Lease& l, const LeaseConfig& cfg, int64_t now_ns, const char* lease_text = nullptr,
+                   const char* coordinator = nullptr) noexcept;
 // A call failed (network, timeout, bad answer); `error` is its sentence.
 // Held stays Held until the deadline; the step is retried with backoff.
 void on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const char* error,

@@ -294,7 +294,8 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
     }
     metric_head(w, "snowflake_mark_write_failures_total", "counter",
                 "Writes of the high-water mark that failed since the server started: the mark file "
-                "(mark=\"file\") and the worker id's mark in etcd (mark=\"etcd\").",
+                "(mark=\"file\") and the worker id's mark in the coordinator, etcd or ZooKeeper "
+                "(mark=\"etcd\", the label's value for both).",
                 nullptr);
     w.str("snowflake_mark_write_failures_total{mark=\"file\"} ");
     w.u64(s.mark_write_failures);

@@ -130,8 +130,8 @@ inline constexpr StatsColumn kStatsColumns[] = {
      "Duration of the last mark write.",
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.last_mark_write_ms); }},
     {"lease_state", SqlType::Text, "snowflake_lease_info", MetricKind::LeaseInfo,
-     "Always 1; the labels name the lease state (static, acquiring, held, expired or standby) and the etcd "
-     "lease id (empty for none).",
+     "Always 1; the labels name the lease state (static, acquiring, held, expired or standby) and the lease "
+     "id in decimal (the etcd lease or the ZooKeeper session; empty for none).",
      [](const StatsSnapshot& s) noexcept { return StatValue{true, 0, 0, lease::state_name(s.lease_state)}; }},
     {"lease_id", SqlType::Int8, nullptr, MetricKind::None, nullptr,
      [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.lease_id, s.lease_id != 0); }},
@@ -141,9 +141,10 @@ inline constexpr StatsColumn kStatsColumns[] = {
          return stats_value::integer(s.lease_deadline_unix_us, s.lease_deadline_unix_us >= 0);
      }},
     {"lease_renewals", SqlType::Int8, "snowflake_lease_renewals_total", MetricKind::Counter,
-     "Keepalives etcd confirmed.",
+     "Keepalives the coordinator (etcd or ZooKeeper) confirmed.",
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.lease_renewals); }},
-    {"lease_failures", SqlType::Int8, "snowflake_lease_failures_total", MetricKind::Counter, "Failed etcd calls.",
+    {"lease_failures", SqlType::Int8, "snowflake_lease_failures_total", MetricKind::Counter,
+     "Failed calls to the coordinator (etcd or ZooKeeper).",
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.lease_failures); }},
     {"lease_last_error", SqlType::Text, "snowflake_lease_last_error_info", MetricKind::LeaseErrorInfo,
      "Always 1 while no lease is held after a failure; the reason label is the kind of the last failure "

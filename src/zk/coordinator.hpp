@@ -73,6 +73,8 @@ public:
     ~ZkCoordinator() override;
 
     const char* name() const noexcept override { return "zookeeper"; }
+    const char* display_name() const noexcept override { return "ZooKeeper"; }
+    const char* lease_noun() const noexcept override { return "session"; }
     std::string lease_text(int64_t lease_id) const noexcept override;
     void set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept override;
     void poll() noexcept override;

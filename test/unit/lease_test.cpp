@@ -262,6 +262,19 @@ TEST(LeaseKeepalive, LeaseGoneRefusesAtOnceAndReacquiresTheSameIdIfFree) {
     EXPECT_EQ(l.deadline_ns, 12 * kS);
 }
 
+TEST(LeaseKeepalive, LeaseGoneNamesTheLeaseAndTheCoordinator) {
+    const LeaseConfig c = config(10);
+    Lease a = lease::start(c, 0);
+    acquire(a, c, 0, 77, TakenIds{});
+    lease::on_lease_gone(a, c, 3 * kS);  // no names given: the lease id, "the coordinator"
+    EXPECT_STREQ(a.last_error, "lease 77 no longer exists in the coordinator: the worker id it held is lost");
+    Lease z = lease::start(c, 0);
+    acquire(z, c, 0, 77, TakenIds{});
+    lease::on_lease_gone(z, c, 3 * kS, "session 0x4d", "ZooKeeper");
+    EXPECT_STREQ(z.last_error, "session 0x4d no longer exists in ZooKeeper: the worker id it held is lost");
+    EXPECT_EQ(z.last_error_reason, LeaseError::LeaseGone);
+}
+
 TEST(LeaseKeepalive, PreviousIdTakenMeanwhileFallsBackToAnother) {
     const LeaseConfig c = config(10);
     Lease l = lease::start(c, 0);
