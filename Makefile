@@ -9,7 +9,8 @@
 #   make demo       build, install, run a throwaway instance and show ids being made
 #   make demo-cluster  build, install, show three nodes leasing worker ids from etcd and
 #                   issuing ids into one merged table (logical replication), a node dying
-#                   and its id taken over once its lease expired
+#                   and its id taken over once its lease expired; COORDINATOR=zookeeper:
+#                   the same, leasing from a ZooKeeper server (its session timing out)
 #   make nemesis    partitions, pauses, kills and clock steps against a 3-member etcd and
 #                   six leasing nodes in network namespaces, then a check of every id
 #                   (root; DURATION=600 seconds by default, SEED=n replays a schedule;
@@ -236,7 +237,7 @@ demo: installed
 	scripts/demo.sh
 
 demo-cluster: installed
-	scripts/demo_cluster.sh
+	COORDINATOR=$(or $(COORDINATOR),etcd) scripts/demo_cluster.sh
 
 bench: installed
 	bench/run.sh

@@ -18,13 +18,36 @@
 # Without an argument, leased when etcd is installed and the installed
 # extension can lease ids, static otherwise (with a note).
 #
-# Usage: scripts/demo_cluster.sh [leased|static]
+# COORDINATOR=zookeeper (`make demo-cluster COORDINATOR=zookeeper`): leased,
+# from a ZooKeeper server the demo starts (one server on a loopback port,
+# test/lib/zookeeper.sh) instead of etcd. ZooKeeper's view replaces etcd's
+# lease table: the ephemeral znodes <prefix>/workers/<id>, the session
+# owning each (the lease_session in the node's snowflake_stats) and their
+# data, read with ZooKeeper's own command-line client (the Java class behind
+# Debian's zkCli.sh); node 3's id stays held until its session times out.
+#
+# Usage: [COORDINATOR=etcd|zookeeper] scripts/demo_cluster.sh [leased|static]
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 . test/lib/suite.sh
 # shellcheck source=test/cluster/lib.sh
 . test/cluster/lib.sh
+
+COORDINATOR=${COORDINATOR:-etcd}
+case $COORDINATOR in
+    etcd) ;;
+    zookeeper)
+        . test/lib/zookeeper.sh
+        CL_COORDINATOR=zookeeper
+        if [ "${1:-leased}" = leased ] && ! cl_leasing_available; then
+            echo "demo-cluster: worker ids leased from ZooKeeper need Java and ZooKeeper (Debian's zookeeper" >&2
+            echo "package) and the installed extension's snowflake.zookeeper_hosts" >&2
+            exit 2
+        fi ;;
+    *) echo "demo-cluster: COORDINATOR is etcd or zookeeper, not '$COORDINATOR'" >&2; exit 2 ;;
+esac
+is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 
 case ${1:-} in
     "")
@@ -101,8 +124,32 @@ lease_table() {
     pg_psql "${DIR[merge]}" -c "SELECT * FROM (VALUES $rows) t(key, lease_id, ttl_left_s, node, value) ORDER BY key"
 }
 
+# zk_view: ZooKeeper's view, as lease_table shows etcd's: the ephemeral
+# znodes of <prefix>/workers/, the session owning each (matched with the
+# lease_session of the nodes' snowflake_stats) and their data, shown as a
+# table by the merge node.
+zk_view() {
+    local id session value node n rows=
+    echo
+    echo "\$ zkCli.sh -server $ZK_HOSTS ls $CL_LEASE_PREFIX/workers   (and get -s of each: its data and ephemeralOwner)"
+    while IFS=$'\t' read -r id session value; do
+        [ -n "$id" ] || continue
+        node='?'
+        for n in "${!LEASE[@]}"; do [ "${LEASE[$n]}" = "$session" ] && node=$n; done
+        rows+="${rows:+, }('$CL_LEASE_PREFIX/workers/$id', '$session', '$node', '$value')"
+    done < <(cl_zk_workers)
+    if [ -z "$rows" ]; then
+        echo "(no znode)"
+        return
+    fi
+    pg_psql "${DIR[merge]}" -c "SELECT * FROM (VALUES $rows) t(znode, session, node, data) ORDER BY znode"
+}
+
+# holders: who holds which worker id, as the coordinator says.
+holders() { if is_zk; then zk_view; else lease_table; fi; }
+
 # learn_lease NODE: waits until the node holds its lease; sets WORKER and
-# LEASE for it.
+# LEASE for it (ZooKeeper: the session id, as lease_session prints it).
 learn_lease() {
     if ! wait_for "held" 30 cl_held "${DIR[$1]}"; then
         echo "demo-cluster: $1 holds no worker id lease after 30 s:" >&2
@@ -110,12 +157,25 @@ learn_lease() {
         exit 1
     fi
     WORKER[$1]=$(cl_node_worker_id "${DIR[$1]}")
-    LEASE[$1]=$(pg_val "${DIR[$1]}" "SELECT lease_id FROM snowflake_stats")
+    if is_zk; then
+        LEASE[$1]=$(pg_val "${DIR[$1]}" "SELECT lease_session FROM snowflake_stats")
+    else
+        LEASE[$1]=$(pg_val "${DIR[$1]}" "SELECT lease_id FROM snowflake_stats")
+    fi
 }
 
 declare -A DIR WORKER LEASE
 NODES=(n1 n2 n3)
-if [ "$CL_ID_SOURCE" = leased ]; then
+if [ "$CL_ID_SOURCE" = leased ] && is_zk; then
+    WORKER=([merge]=100)
+    say "starting ZooKeeper (one server on a loopback port) and three nodes that lease their worker ids from it"
+    cl_zk_start 1 || { echo "demo-cluster: ZooKeeper did not start" >&2; exit 1; }
+    echo "   ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null) at $ZK_HOSTS (tickTime $ZK_TICK_MS ms)"
+    echo "   each node's postgresql.conf:"
+    cl_id_conf "" | sed 's/^/     /'
+    echo "     (no snowflake.worker_id: any free id is leased; lease_ttl is the session timeout asked of ZooKeeper)"
+    echo "   and a merge node with a static worker id (100), which subscribes to them"
+elif [ "$CL_ID_SOURCE" = leased ]; then
     WORKER=([merge]=100)
     say "starting etcd (one member on a loopback port) and three nodes that lease their worker ids from it"
     cl_etcd_start 1 || { echo "demo-cluster: etcd did not start" >&2; exit 1; }
@@ -192,7 +252,16 @@ run "$M" merge "SELECT o.id, o.node, d.ts, d.worker_id, d.sequence FROM orders o
 WHERE o.id >= (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) FROM orders) ORDER BY o.id LIMIT 12"
 
 say "who holds which worker id"
-if [ "$CL_ID_SOURCE" = leased ]; then
+if [ "$CL_ID_SOURCE" = leased ] && is_zk; then
+    echo
+    echo "   ZooKeeper's view: one ephemeral znode per worker id, owned by the session of the node"
+    echo "   holding it (session: the lease_session in each node's snowflake_stats), its data naming"
+    echo "   the node (host, port, system identifier, start time; here the nodes are copies of one"
+    echo "   initdb on one host: their start times tell them apart). The nodes confirm their sessions"
+    echo "   every third of the timeout; a clean shutdown deletes the znode and closes the session,"
+    echo "   which frees the id at once."
+    zk_view
+elif [ "$CL_ID_SOURCE" = leased ]; then
     echo
     echo "   etcd's lease table: one key per worker id, on the lease of the node holding it, its value"
     echo "   naming the node (host, port, system identifier, start time; here the nodes are copies of"
@@ -205,7 +274,13 @@ else
 fi
 
 say "each node's statistics"
-if [ "$CL_ID_SOURCE" = leased ]; then
+if [ "$CL_ID_SOURCE" = leased ] && is_zk; then
+    run_each "SELECT worker_id, ids_issued, last_timestamp, high_water_mark, lease_state, coordinator, lease_session, lease_granted_ttl_ms, lease_deadline, lease_renewals, lease_failures FROM snowflake_stats"
+    echo
+    echo "   lease_granted_ttl_ms: the session timeout ZooKeeper granted. lease_deadline: the node stops"
+    echo "   issuing ids then unless a renewal succeeds first, before ZooKeeper could expire the session"
+    echo "   and delete its znode."
+elif [ "$CL_ID_SOURCE" = leased ]; then
     run_each "SELECT worker_id, ids_issued, last_timestamp, high_water_mark, lease_state, lease_id, lease_deadline, lease_renewals, lease_failures FROM snowflake_stats"
     echo
     echo "   lease_deadline: the node stops issuing ids then unless a renewal succeeds first, before"
@@ -218,7 +293,13 @@ DEAD=${WORKER[n3]}
 say "node 3 dies: kill -9 of its postmaster"
 kill -9 "$(pg_postmaster_pid "${DIR[n3]}")"
 T_KILL=$(real_now)
-if [ "$CL_ID_SOURCE" = leased ]; then
+if [ "$CL_ID_SOURCE" = leased ] && is_zk; then
+    echo
+    echo "   Right after the kill, its worker id $DEAD is still held: nobody closed the session, ZooKeeper"
+    echo "   expires it when the session timeout passes without a word from the node, and deletes its"
+    echo "   ephemeral znode then."
+    zk_view
+elif [ "$CL_ID_SOURCE" = leased ]; then
     echo
     echo "   Right after the kill, its worker id $DEAD is still held: nobody revoked the lease, it expires"
     echo "   when its TTL runs out without a renewal."
@@ -231,16 +312,34 @@ echo
 echo "   Its subscription has no apply worker any more: nothing arrives from node 3."
 
 if [ "$CL_ID_SOURCE" = leased ]; then
-    key_gone() { [ -z "$(cl_key_lease "$DEAD")" ]; }
-    wait_for "expired" $((CL_LEASE_TTL + 30)) key_gone
-    echo
-    echo "   $(elapsed_since "$T_KILL") s after the kill, the lease has expired and etcd has deleted the key:"
-    lease_table
-    mark=$(cl_etcd_mark "$DEAD")
+    if is_zk; then
+        granted=$(pg_val "${DIR[n1]}" "SELECT lease_granted_ttl_ms FROM snowflake_stats")
+        # ZooKeeper expires sessions on its ticks: up to a tick after the timeout.
+        if ! wait_for "expired" $((CL_LEASE_TTL + 30)) cl_zk_worker_gone "$DEAD"; then
+            echo "demo-cluster: $CL_LEASE_PREFIX/workers/$DEAD still exists $(elapsed_since "$T_KILL") s after the kill" >&2
+            exit 1
+        fi
+        echo
+        echo "   $(elapsed_since "$T_KILL") s after the kill (session timeout $granted ms, checked on ZooKeeper's"
+        echo "   ${ZK_TICK_MS} ms ticks), the session has expired and ZooKeeper has deleted the ephemeral znode:"
+        zk_view
+        mark=$(cl_zk_mark "$DEAD")
+        mark_col=its_mark_in_zookeeper
+        coord_name=ZooKeeper
+    else
+        key_gone() { [ -z "$(cl_key_lease "$DEAD")" ]; }
+        wait_for "expired" $((CL_LEASE_TTL + 30)) key_gone
+        echo
+        echo "   $(elapsed_since "$T_KILL") s after the kill, the lease has expired and etcd has deleted the key:"
+        lease_table
+        mark=$(cl_etcd_mark "$DEAD")
+        mark_col=its_mark_in_etcd
+        coord_name=etcd
+    fi
     echo
     echo "   What stays is the id's mark, $CL_LEASE_PREFIX/marks/$DEAD = \"$mark\": a reservation (milliseconds"
     echo "   since the epoch) that node 3 kept ahead of its clock, above every id it issued:"
-    run "$M" merge "SELECT snowflake_timestamp(max(id)) AS last_id_of_node_3, snowflake_timestamp(${mark%% *}::bigint << 22) AS its_mark_in_etcd
+    run "$M" merge "SELECT snowflake_timestamp(max(id)) AS last_id_of_node_3, snowflake_timestamp(${mark%% *}::bigint << 22) AS $mark_col
 FROM orders WHERE node = 'n3'"
 
     say "a fresh node (new data directory, no snowflake.worker_id) leases the lowest free id: $DEAD"
@@ -248,7 +347,7 @@ FROM orders WHERE node = 'n3'"
     cl_schema "${DIR[n3b]}"
     learn_lease n3b
     NODES=(n1 n2 n3b)
-    echo "   n3b: ${DIR[n3b]} leased worker id ${WORKER[n3b]}, and started above the id's mark in etcd"
+    echo "   n3b: ${DIR[n3b]} leased worker id ${WORKER[n3b]}, and started above the id's mark in $coord_name"
     echo "   (its ids may wait until its clock passes the mark: no snowflake_advance_floor by hand)"
 else
     echo "   With static ids, worker id 3 is free once node 3 is known to be dead for good (it must"
@@ -277,16 +376,21 @@ run "$M" merge "SELECT count(*) AS merged_orders, count(DISTINCT id) AS distinct
        (SELECT max(id) FROM orders WHERE node = 'n3') < (SELECT min(id) FROM orders WHERE node = 'n3b') AS new_ids_above_dead_ones,
        (SELECT sum(apply_error_count) FROM pg_stat_subscription_stats WHERE subname <> 'sub_n3') AS apply_errors_of_live_nodes
 FROM orders"
-if [ "$CL_ID_SOURCE" = leased ]; then
+if [ "$CL_ID_SOURCE" = leased ] && is_zk; then
+    echo
+    echo "   ZooKeeper's view now: n3b's session holds worker id $DEAD."
+    zk_view
+elif [ "$CL_ID_SOURCE" = leased ]; then
     echo
     echo "   The lease table now: n3b holds worker id $DEAD."
     lease_table
 fi
 
-if [ "$CL_ID_SOURCE" = leased ]; then say "stopping every instance and etcd"; else say "stopping every instance"; fi
+if [ "$CL_ID_SOURCE" = leased ]; then say "stopping every instance and $coord_name"; else say "stopping every instance"; fi
 cl_stop_all
 pg_cleanup_all
 if [ "$CL_ID_SOURCE" = leased ]; then
     cl_etcd_stop || true
+    cl_zk_stop || true
 fi
 echo "   done in $(elapsed_since "$START") s"

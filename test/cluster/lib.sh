@@ -18,7 +18,11 @@
 #           (exactly that id is leased, once no other node holds it).
 #           cl_node_worker_id reads the id the node holds, cl_lease_table
 #           what etcd says about it; nothing else here depends on where the
-#           id comes from.
+#           id comes from. With CL_COORDINATOR=zookeeper, the nodes lease
+#           from the ZooKeeper servers of test/lib/zookeeper.sh instead
+#           (cl_zk_start sets ZK_HOSTS; source that file too):
+#           snowflake.zookeeper_hosts, and cl_zk_workers, cl_zk_mark say what
+#           ZooKeeper holds.
 # The merge node issues no ids: it keeps a static worker id of its own in
 # both cases (cl_merge_init).
 
@@ -26,7 +30,9 @@ CL_ID_SOURCE=${CL_ID_SOURCE:-static}
 CL_LEASE_TTL=${CL_LEASE_TTL:-5}
 CL_LEASE_PREFIX=${CL_LEASE_PREFIX:-/snowflake}
 
+CL_COORDINATOR=${CL_COORDINATOR:-etcd}   # leased: etcd or zookeeper
 CL_ETCD_DIR=      # the directory of the etcd cluster cl_etcd_start started
+CL_ZK_DIR=        # the directory of the ZooKeeper servers cl_zk_start started
 CL_LOAD_PIDS=()   # background load (pgbench, clients) that cl_cleanup ends
 
 # cl_etcd_start N: starts an N-member etcd cluster on loopback, in a new
@@ -44,13 +50,31 @@ cl_etcd_stop() {
     CL_ETCD_DIR=
 }
 
+# cl_zk_start N: starts N ZooKeeper servers (1: standalone) on loopback, in
+# a new temporary directory, for leased worker ids (sets ZK_HOSTS).
+cl_zk_start() {
+    CL_ZK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-zk.XXXXXX") || return 1
+    zk_start "$1" "$CL_ZK_DIR"
+}
+
+# cl_zk_stop: stops those servers (by pid) and removes their directory
+# (kept with KEEP_TMP=1). Does nothing when none was started.
+cl_zk_stop() {
+    [ -n "$CL_ZK_DIR" ] || return 0
+    zk_stop
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$CL_ZK_DIR"
+    CL_ZK_DIR=
+}
+
 # cl_cleanup: the EXIT trap of a cluster script: stops the nodes, the
-# instances, etcd and the background load, whatever state it finds.
+# instances, etcd or ZooKeeper and the background load, whatever state it
+# finds.
 cl_cleanup() {
     local p
     cl_stop_all || true
     pg_cleanup_all || true
     cl_etcd_stop || true
+    cl_zk_stop || true
     for p in "${CL_LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
 }
@@ -61,11 +85,18 @@ cl_id_conf() {
     case $CL_ID_SOURCE in
         static) echo "snowflake.worker_id = $1" ;;
         leased)
-            if [ -z "${ETCD_ENDPOINTS:-}" ]; then
+            if [ "$CL_COORDINATOR" = zookeeper ]; then
+                if [ -z "${ZK_HOSTS:-}" ]; then
+                    echo "cl_id_conf: no ZooKeeper server to lease worker ids from (cl_zk_start first)" >&2
+                    return 1
+                fi
+                echo "snowflake.zookeeper_hosts = '$ZK_HOSTS'"
+            elif [ -z "${ETCD_ENDPOINTS:-}" ]; then
                 echo "cl_id_conf: no etcd cluster to lease worker ids from (etcd_start first)" >&2
                 return 1
+            else
+                echo "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
             fi
-            echo "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
             echo "snowflake.lease_ttl = $CL_LEASE_TTL"
             echo "snowflake.lease_prefix = '$CL_LEASE_PREFIX'"
             [ -z "${1:-}" ] || echo "snowflake.worker_id = $1" ;;
@@ -73,16 +104,25 @@ cl_id_conf() {
     esac
 }
 
-# cl_leasing_available: true if worker ids can be leased here: etcd and
-# etcdctl are installed (test/lib/etcd.sh's ETCD_BIN, ETCDCTL_BIN) and the
-# installed snowflake library has the lease settings. The library is read,
-# not loaded: no server is started to ask it (a library without leasing has
-# no "snowflake.etcd_endpoints" in it).
+# cl_leasing_available: true if worker ids can be leased here from
+# CL_COORDINATOR: etcd and etcdctl are installed (test/lib/etcd.sh's
+# ETCD_BIN, ETCDCTL_BIN), or Java and ZooKeeper's jar (test/lib/zookeeper.sh's
+# ZK_JAVA, ZK_CLASSPATH), and the installed snowflake library has that
+# coordinator's setting. The library is read, not loaded: no server is
+# started to ask it (a library without leasing has no
+# "snowflake.etcd_endpoints" in it, one without ZooKeeper no
+# "snowflake.zookeeper_hosts").
 cl_leasing_available() {
-    local lib
-    [ -x "${ETCD_BIN:-/usr/bin/etcd}" ] && [ -x "${ETCDCTL_BIN:-/usr/bin/etcdctl}" ] || return 1
+    local lib setting
+    if [ "$CL_COORDINATOR" = zookeeper ]; then
+        [ -x "${ZK_JAVA:-/usr/bin/java}" ] && [ -r "${ZK_CLASSPATH:-/usr/share/java/zookeeper.jar}" ] || return 1
+        setting=snowflake.zookeeper_hosts
+    else
+        [ -x "${ETCD_BIN:-/usr/bin/etcd}" ] && [ -x "${ETCDCTL_BIN:-/usr/bin/etcdctl}" ] || return 1
+        setting=snowflake.etcd_endpoints
+    fi
     lib="$("$PG_CONFIG" --pkglibdir 2>/dev/null)/snowflake.so" || return 1
-    [ -r "$lib" ] && grep -qaF 'snowflake.etcd_endpoints' "$lib"
+    [ -r "$lib" ] && grep -qaF "$setting" "$lib"
 }
 
 # cl_node_worker_id DIR: the worker id the node holds, as snowflake_stats
@@ -118,6 +158,36 @@ cl_key_lease() {
 # cl_etcd_mark ID: the value of CL_LEASE_PREFIX/marks/ID ("MS reserved" or
 # "MS exact", MS in milliseconds since snowflake.epoch); empty if none.
 cl_etcd_mark() { etcd_ctl get --print-value-only "$CL_LEASE_PREFIX/marks/$1"; }
+
+# cl_zk_workers: ZooKeeper's view of the leased worker ids, one line per
+# ephemeral znode CL_LEASE_PREFIX/workers/ID, sorted by id:
+# "ID<TAB>SESSION<TAB>DATA" (SESSION: the znode's ephemeralOwner in hex, as
+# snowflake_stats' lease_session prints it; DATA names the node, as with
+# etcd). Asks ZooKeeper's own command-line client (zk_cli: one JVM per
+# call). Returns 1 if ZooKeeper did not answer the listing.
+cl_zk_workers() {
+    local list id out data owner
+    list=$(zk_cli ls "$CL_LEASE_PREFIX/workers" | grep -E '^\[[0-9, ]*\]$') || return 1
+    list=${list:1:-1}
+    for id in ${list//,/ }; do
+        out=$(zk_cli get -s "$CL_LEASE_PREFIX/workers/$id") || continue   # gone meanwhile
+        owner=$(sed -n 's/^ephemeralOwner = //p' <<<"$out")
+        data=$(grep -m1 '^snowflake-node ' <<<"$out" || true)
+        if [ -n "$owner" ]; then printf '%s\t%s\t%s\n' "$id" "$owner" "$data"; fi
+    done | sort -n
+}
+
+# cl_zk_worker_gone ID: ZooKeeper answered, and CL_LEASE_PREFIX/workers/ID is
+# not among the worker znodes (false if ZooKeeper did not answer).
+cl_zk_worker_gone() {
+    local list
+    list=$(zk_cli ls "$CL_LEASE_PREFIX/workers" | grep -E '^\[[0-9, ]*\]$') || return 1
+    [[ ", ${list:1:-1}, " != *", $1, "* ]]
+}
+
+# cl_zk_mark ID: the data of CL_LEASE_PREFIX/marks/ID ("MS reserved" or
+# "MS exact"); empty if none.
+cl_zk_mark() { zk_cli get "$CL_LEASE_PREFIX/marks/$1" | grep -m1 -E '^[0-9]+ (reserved|exact)$' || true; }
 
 # cl_make_template: one initdb that the nodes' data directories are copied
 # from (initdb of each node would take most of the run on a small machine).
