@@ -16,14 +16,14 @@
 # 3 inserts (PK index several times shared_buffers), 4 range scan by time,
 # 5 the core micro-benchmark (build/core_bench) when it builds, 6 sporadic
 # calls against a sequence (bench/sporadic.sh, fsync = on), 7 leasing on and
-# off (bench/lease.sh), 8 ids over HTTP
+# off, from etcd and from ZooKeeper (bench/lease.sh), 8 ids over HTTP
 # against ids over SQL (bench/http.sh, wrk and pgbench), 9 SQL latency beside
 # an HTTP client at the HTTP ids ceiling and without it (bench/http_ceiling.sh).
 # The report (tables, plots, the docs section) is bench/lib/report.py.
 #
 # Needs the extension installed, psql, pgbench, gnuplot, awk and /usr/bin/python3
-# (standard library only); g++ and Google Benchmark for suite 5, etcd for
-# suite 7, wrk and curl for suites 8 and 9.
+# (standard library only); g++ and Google Benchmark for suite 5, etcd (and
+# ZooKeeper, measured when installed) for suite 7, wrk and curl for suites 8 and 9.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -519,7 +519,7 @@ fi
 # =============================================================================
 # Suite 7: leasing on and off (its own instances and etcd).
 # =============================================================================
-step "suite 7 leasing: snowflake_nextval() with a leased and a static worker id (bench/lease.sh)"
+step "suite 7 leasing: snowflake_nextval() with a worker id leased from etcd, from ZooKeeper and a static one (bench/lease.sh)"
 LEASE_STATUS=""
 if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/lease.sh" "$OUT" >"$W/lease.out" 2>&1; then
     LEASE_STATUS="bench/lease.sh failed: $(tail -3 "$W/lease.out" | tr '\n' ' ')"

@@ -789,7 +789,7 @@ queries, so a table keyed by snowflake ids can leave it out (and the 8-byte colu
 
 {section(out, "sporadic", meta["SPORADIC_STATUS"])}
 
-## 7. Worker ids leased from etcd
+## 7. Worker ids leased from etcd and ZooKeeper
 
 {section(out, "lease", meta["LEASE_STATUS"])}
 
