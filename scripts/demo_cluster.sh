@@ -145,9 +145,6 @@ zk_view() {
     pg_psql "${DIR[merge]}" -c "SELECT * FROM (VALUES $rows) t(znode, session, node, data) ORDER BY znode"
 }
 
-# holders: who holds which worker id, as the coordinator says.
-holders() { if is_zk; then zk_view; else lease_table; fi; }
-
 # learn_lease NODE: waits until the node holds its lease; sets WORKER and
 # LEASE for it (ZooKeeper: the session id, as lease_session prints it).
 learn_lease() {
