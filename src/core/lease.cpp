@@ -29,9 +29,13 @@ int64_t clamp_ttl_ms(int64_t ttl_ms) {
     return std::clamp<int64_t>(ttl_ms, 1000, int64_t{3600} * 1000);
 }
 
+// The TTL the deadline counts with: the asked one, or what the coordinator
+// granted if shorter. A grant is used as granted, below the settings' one
+// second too (a ZooKeeper ensemble with a short minSessionTimeout): raising
+// it would put the deadline past the session's end.
 int64_t ttl_ms_of(const Lease& l, const LeaseConfig& cfg) {
     const int64_t asked = clamp_ttl_ms(cfg.ttl_ms);
-    return l.granted_ttl_ms > 0 ? std::min(asked, clamp_ttl_ms(l.granted_ttl_ms)) : asked;
+    return l.granted_ttl_ms > 0 ? std::min(asked, l.granted_ttl_ms) : asked;
 }
 
 int64_t add_sat(int64_t a, int64_t b) {
@@ -75,7 +79,8 @@ bool holds_id(const Lease& l) { return l.lease_id != 0 && l.worker >= 0 && l.mar
 }  // namespace
 
 int64_t fencing_margin_ms(int64_t ttl_ms) noexcept {
-    const int64_t ttl = clamp_ttl_ms(ttl_ms);
+    // Not raised to the settings' one second: a shorter grant keeps half.
+    const int64_t ttl = std::clamp<int64_t>(ttl_ms, 1, int64_t{3600} * 1000);
     return std::min(std::max<int64_t>(1000, ttl / 10), ttl / 2);
 }
 

@@ -73,7 +73,8 @@ struct LeaseConfig {
     bool leasing = true;         // false when snowflake.etcd_endpoints is empty
 };
 
-// max(1 s, TTL/10): see the safety argument at the top.
+// max(1 s, TTL/10), at most half the TTL (a grant under two seconds): see
+// the safety argument at the top.
 int64_t fencing_margin_ms(int64_t ttl_ms) noexcept;
 
 // ---------------------------------------------------------------------------

@@ -61,9 +61,10 @@ TEST(LeaseFencing, MarginIsOneSecondOrATenthOfTheTtl) {
     EXPECT_EQ(fencing_margin_ms(10000), 1000);
     EXPECT_EQ(fencing_margin_ms(30000), 3000);
     EXPECT_EQ(fencing_margin_ms(300000), 30000);
-    // Clamped inputs: never more than half the TTL, never negative.
-    EXPECT_EQ(fencing_margin_ms(0), 500);
-    EXPECT_EQ(fencing_margin_ms(-5), 500);
+    // Never more than half the TTL (a grant under a second), never negative.
+    EXPECT_EQ(fencing_margin_ms(600), 300);
+    EXPECT_EQ(fencing_margin_ms(0), 0);
+    EXPECT_EQ(fencing_margin_ms(-5), 0);
     EXPECT_GT(fencing_margin_ms(std::numeric_limits<int64_t>::max()), 0);
 }
 
@@ -129,6 +130,19 @@ TEST(LeaseFencing, AGrantedTtlShorterThanAskedShortensTheDeadline) {
     Lease m = lease::start(c, 0);
     lease::on_grant_ok(m, c, 5, 60000, 0, 0);
     EXPECT_EQ(m.deadline_ns, 27 * kS);
+}
+
+TEST(LeaseFencing, AGrantBelowOneSecondIsUsedAsGranted) {
+    // A ZooKeeper ensemble configured with a short minSessionTimeout may
+    // grant less than a second: ids must stop within it, not within the
+    // one-second floor the settings have.
+    const LeaseConfig c = config(30);
+    Lease l = lease::start(c, 0);
+    lease::on_grant_ok(l, c, 5, 600, 0, 0);
+    EXPECT_GT(l.deadline_ns, 0);
+    EXPECT_LE(l.deadline_ns, 600 * kMs);
+    EXPECT_EQ(l.deadline_ns, 300 * kMs);  // half the session kept as the margin
+    EXPECT_LE(l.next_keepalive_ns, 200 * kMs);
 }
 
 TEST(LeaseFencing, StaticAlwaysIssuesAndNeverActs) {
