@@ -13,7 +13,8 @@
 #                   the same, leasing from a ZooKeeper server (its session timing out)
 #   make nemesis    partitions, pauses, kills and clock steps against a 3-member etcd and
 #                   six leasing nodes in network namespaces, then a check of every id
-#                   (root; DURATION=600 seconds by default, SEED=n replays a schedule;
+#                   (root; DURATION=600 seconds by default, SEED=n replays a schedule,
+#                   COORDINATOR=zookeeper against a ZooKeeper ensemble instead;
 #                   docs/nemesis.md). make test runs a 2-minute schedule of it.
 #   make unit       core unit tests only (GoogleTest, no server)
 #   make installcheck  pg_regress suites against the installed PostgreSQL, on
@@ -206,11 +207,13 @@ test: installed
 	test/run_all.sh
 
 # The nemesis suite, longer than make test's 2 minutes (docs/nemesis.md):
-# make nemesis DURATION=600 SEED=1234
+# make nemesis DURATION=600 SEED=1234; COORDINATOR=zookeeper runs it against
+# a ZooKeeper ensemble instead of etcd.
 DURATION ?= 600
 SEED ?=
+COORDINATOR ?= etcd
 nemesis: installed
-	DURATION=$(DURATION) SEED=$(SEED) test/nemesis/run.sh
+	COORDINATOR=$(COORDINATOR) DURATION=$(DURATION) SEED=$(SEED) test/nemesis/run.sh
 
 # The other PostgreSQL versions, each in its own Debian chroot.
 test-matrix:

@@ -9,6 +9,12 @@
 # Sets ZK_HOSTS ("127.0.0.1:p1,127.0.0.1:p2,..." for snowflake.zookeeper_hosts),
 # ZK_PORTS and ZK_PIDS. zk_server_kill I [SIGNAL] signals server I;
 # zk_server_start I restarts it with its data.
+#
+# Servers in network namespaces (the nemesis suite, test/nemesis/): set
+# ZK_NETNS (one namespace per server) and ZK_ADDRS (the server's address in
+# it) before zk_start; servers then listen on ADDR:2181 (clients) and
+# ADDR:2888/3888 (quorum and election), and the helpers talk to them from
+# the namespace ZK_CTL_NETNS. ZK_ADDRS[i] is then the address of server i.
 
 ZK_JAVA=${ZK_JAVA:-/usr/bin/java}
 ZK_CLASSPATH=${ZK_CLASSPATH:-/usr/share/java/zookeeper.jar}
@@ -17,23 +23,43 @@ ZK_PIDS=()
 ZK_PORTS=()
 ZK_HOSTS=
 ZK_DIR=
+ZK_NETNS=(${ZK_NETNS[@]+"${ZK_NETNS[@]}"})
+ZK_ADDRS=(${ZK_ADDRS[@]+"${ZK_ADDRS[@]}"})
+ZK_CTL_NETNS=${ZK_CTL_NETNS:-}
 # The server's tick (ms): sessions may last 2 to 20 ticks (4 to 40 s).
 ZK_TICK_MS=${ZK_TICK_MS:-2000}
 
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
-# zk_serving PORT: true if the server on PORT serves requests (its "srvr"
-# answer names a mode: standalone, leader or follower).
+# zk_addr I: the address server I listens on for clients (127.0.0.1 unless
+# the servers are in namespaces).
+zk_addr() { echo "${ZK_ADDRS[$1]:-127.0.0.1}"; }
+
+# zk_4lw HOST PORT WORD: a four-letter-word command ("srvr") to the server at
+# HOST:PORT, from ZK_CTL_NETNS when set; prints its answer.
+zk_4lw() {
+    if [ -n "$ZK_CTL_NETNS" ]; then
+        ip netns exec "$ZK_CTL_NETNS" bash -c \
+            'exec 2>/dev/null 3<>"/dev/tcp/$0/$1" && printf %s "$2" >&3 && timeout 2 cat <&3' "$@"
+    else
+        (exec 2>/dev/null 3<>"/dev/tcp/$1/$2" && printf %s "$3" >&3 && timeout 2 cat <&3)
+    fi
+}
+
+# zk_serving PORT [HOST]: true if the server on HOST:PORT (127.0.0.1) serves
+# requests (its "srvr" answer names a mode: standalone, leader or follower).
 zk_serving() {
     local out
-    out=$(exec 2>/dev/null 3<>"/dev/tcp/127.0.0.1/$1" && printf 'srvr' >&3 && timeout 2 cat <&3) || return 1
+    out=$(zk_4lw "${2:-127.0.0.1}" "$1" srvr) || return 1
     [[ $out == *"Mode: "* ]]
 }
 
 zk_server_start() {
-    local i=$1
+    local i=$1 cmd=()
+    # A simple command, so that $! is the server's pid (ip netns exec execs it).
+    [ -z "${ZK_NETNS[$i]:-}" ] || cmd=(ip netns exec "${ZK_NETNS[$i]}")
     # log4j 1.2 (Debian's slf4j binding) writes to the console: the log file.
-    "$ZK_JAVA" -Xmx128m -XX:+UseSerialGC -Dzookeeper.log.dir="$ZK_DIR/s$i" \
+    "${cmd[@]}" "$ZK_JAVA" -Xmx128m -XX:+UseSerialGC -Dzookeeper.log.dir="$ZK_DIR/s$i" \
         -Dzookeeper.root.logger=INFO,CONSOLE -Dlog4j.configuration="file:$ZK_DIR/log4j.properties" \
         -Dzookeeper.admin.enableServer=false -cp "$ZK_CLASSPATH" "$ZK_MAIN" "$ZK_DIR/s$i/zoo.cfg" \
         >>"$ZK_DIR/s$i.log" 2>&1 &
@@ -68,8 +94,13 @@ zk_start() {
         ZK_PORTS=()
         peers=()
         for ((i = 0; i < n; i++)); do
-            ZK_PORTS+=("$(free_tcp_port)")
-            peers+=("server.$((i + 1))=127.0.0.1:$(free_tcp_port):$(free_tcp_port)")
+            if [ -n "${ZK_ADDRS[$i]:-}" ]; then
+                ZK_PORTS+=(2181)
+                peers+=("server.$((i + 1))=${ZK_ADDRS[$i]}:2888:3888")
+            else
+                ZK_PORTS+=("$(free_tcp_port)")
+                peers+=("server.$((i + 1))=127.0.0.1:$(free_tcp_port):$(free_tcp_port)")
+            fi
         done
         for ((i = 0; i < n; i++)); do
             rm -rf "$dir/s$i"
@@ -81,7 +112,7 @@ zk_start() {
                 echo "syncLimit=5"
                 echo "dataDir=$dir/s$i/data"
                 echo "clientPort=${ZK_PORTS[$i]}"
-                echo "clientPortAddress=127.0.0.1"
+                echo "clientPortAddress=$(zk_addr "$i")"
                 echo "4lw.commands.whitelist=srvr,ruok,mntr"
                 echo "admin.enableServer=false"
                 echo "maxClientCnxns=0"
@@ -96,13 +127,13 @@ zk_start() {
             ok=yes
             for ((i = 0; i < n; i++)); do
                 kill -0 "${ZK_PIDS[$i]}" 2>/dev/null || { ok=dead; break; }
-                zk_serving "${ZK_PORTS[$i]}" || { ok=no; break; }
+                zk_serving "${ZK_PORTS[$i]}" "$(zk_addr "$i")" || { ok=no; break; }
             done
             [ "$ok" = no ] || break
             sleep 0.2
         done
         if [ "$ok" = yes ]; then
-            ZK_HOSTS=$(for p in "${ZK_PORTS[@]}"; do printf '127.0.0.1:%s,' "$p"; done)
+            ZK_HOSTS=$(for i in "${!ZK_PORTS[@]}"; do printf '%s:%s,' "$(zk_addr "$i")" "${ZK_PORTS[$i]}"; done)
             ZK_HOSTS=${ZK_HOSTS%,}
             return 0
         fi
@@ -128,8 +159,7 @@ zk_stop() {
 
 # zk_mode I: "standalone", "leader" or "follower" (as server I says).
 zk_mode() {
-    (exec 2>/dev/null 3<>"/dev/tcp/127.0.0.1/${ZK_PORTS[$1]}" && printf 'srvr' >&3 && timeout 2 cat <&3) |
-        sed -n 's/^Mode: //p'
+    zk_4lw "$(zk_addr "$1")" "${ZK_PORTS[$1]}" srvr | sed -n 's/^Mode: //p'
 }
 
 # zk_follower: the index of a server that is a follower (killing it must not
@@ -150,9 +180,11 @@ zk_cli() {
     # Only servers that run: the client runs its command as soon as it
     # starts connecting, and one to a killed server would fail it.
     for i in "${!ZK_PORTS[@]}"; do
-        kill -0 "${ZK_PIDS[$i]}" 2>/dev/null && live+="${live:+,}127.0.0.1:${ZK_PORTS[$i]}"
+        kill -0 "${ZK_PIDS[$i]}" 2>/dev/null && live+="${live:+,}$(zk_addr "$i"):${ZK_PORTS[$i]}"
     done
-    out=$("$ZK_JAVA" -Xmx64m -cp "$ZK_CLASSPATH" -Dzookeeper.log.dir="${ZK_DIR:-/tmp}" \
+    local cmd=()
+    [ -z "$ZK_CTL_NETNS" ] || cmd=(ip netns exec "$ZK_CTL_NETNS")
+    out=$("${cmd[@]}" "$ZK_JAVA" -Xmx64m -cp "$ZK_CLASSPATH" -Dzookeeper.log.dir="${ZK_DIR:-/tmp}" \
         -Dlog4j.configuration=file:/dev/null org.apache.zookeeper.ZooKeeperMain -server "${live:-$ZK_HOSTS}" "$@" 2>/dev/null)
     rc=$?
     sed '1,/^WatchedEvent state:SyncConnected/d' <<<"$out"

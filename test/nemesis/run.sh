@@ -7,12 +7,17 @@
 # and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes. The
 # checker (test/nemesis/check.py) then reads every acknowledged id: no
 # duplicate, ids of a worker id ordered by tenure; and reports each node's
-# availability next to the faults.
+# availability next to the faults. COORDINATOR=zookeeper runs the same
+# schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
+# (a server per namespace, where the etcd members go; the faults on etcd
+# become zk_minority and zk_leader_kill).
 #
 #   test/nemesis/run.sh                      DURATION=120 s, a random seed
 #   DURATION=600 SEED=1234 test/nemesis/run.sh   (make nemesis DURATION=600 SEED=1234)
+#   COORDINATOR=zookeeper test/nemesis/run.sh    (make nemesis COORDINATOR=zookeeper)
 #
-# Settings (environment): DURATION (s, 120), SEED (random when unset; printed
+# Settings (environment): COORDINATOR (etcd or zookeeper; etcd), DURATION
+# (s, 120), SEED (random when unset; printed
 # either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
 # snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
 # order, each "any" node holding its lease before the next node starts),
@@ -20,13 +25,14 @@
 # id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work
 # directory and the servers' directories).
 #
-# Needs root (network namespaces), iproute2, nftables, etcd, libfaketime, a C
-# compiler and python3-psycopg2 (scripts/deps.sh). Exits non-zero on any
-# violation, and prints the seed first and last.
+# Needs root (network namespaces), iproute2, nftables, etcd (or zookeeper and
+# java), libfaketime, a C compiler and python3-psycopg2 (scripts/deps.sh).
+# Exits non-zero on any violation, and prints the seed first and last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 . test/lib/suite.sh
+. test/lib/zookeeper.sh
 NEMESIS_DIR=$PWD/test/nemesis
 PY=/usr/bin/python3
 
@@ -38,21 +44,31 @@ read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
 CLIENTS=${NEMESIS_CLIENTS:-2}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
 N=${#NODE_IDS[@]}
-M=3   # etcd members
+M=3   # etcd members (ZooKeeper servers)
+COORDINATOR=${COORDINATOR:-etcd}
+case $COORDINATOR in
+    etcd) COORD_NAME=etcd ;;
+    zookeeper) COORD_NAME=ZooKeeper ;;
+    *) echo "not ok - nemesis: COORDINATOR is etcd or zookeeper, not '$COORDINATOR'"; exit 1 ;;
+esac
+is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 
 # The command line that replays this run's schedule.
 REPLAY="DURATION=$DURATION SEED=$SEED"
+! is_zk || REPLAY="COORDINATOR=zookeeper $REPLAY"
 for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL; do
     [ -z "${!v:-}" ] || REPLAY+=" $v='${!v}'"
 done
-echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}"
+echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
 [ "$(id -u)" = 0 ] || fail_setup "needs root (network namespaces)"
-for tool in ip nft cc "$ETCD_BIN" "$PY" "$PGBIN/pg_ctl"; do
+if is_zk; then COORD_TOOLS=("$ZK_JAVA"); else COORD_TOOLS=("$ETCD_BIN"); fi
+for tool in ip nft cc "${COORD_TOOLS[@]}" "$PY" "$PGBIN/pg_ctl"; do
     command -v "$tool" >/dev/null || fail_setup "$tool is missing (make deps)"
 done
+! is_zk || [ -f "$ZK_CLASSPATH" ] || fail_setup "ZooKeeper is missing ($ZK_CLASSPATH; the zookeeper package)"
 "$PY" -c 'import psycopg2' 2>/dev/null || fail_setup "python3-psycopg2 is missing (make deps)"
 [ -f "$FT_LIB" ] || fail_setup "libfaketime is missing ($FT_LIB; make deps)"
 [[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 40 ] || fail_setup "DURATION must be a number of seconds, at least 40"
@@ -65,7 +81,8 @@ FAULT_LOG=$WORK/faults.log
 
 # --- network ---------------------------------------------------------------
 # Namespaces: $P-br holds the bridge; $P-ctl is where the suite talks to
-# etcd from; $P-e<i> an etcd member; $P-n<i> a node. Each but the bridge's
+# etcd (ZooKeeper) from; $P-e<i> an etcd member (ZooKeeper server); $P-n<i>
+# a node. Each but the bridge's
 # has one end of a veth pair as eth0, the other end in $P-br on the bridge.
 # The addresses exist only inside these namespaces.
 P=sfn$$
@@ -128,6 +145,7 @@ cleanup() {
     done
     pg_cleanup_all
     etcd_stop
+    zk_stop
     for ns in "${NETNS_MADE[@]}"; do
         # Anything still running in a namespace of the suite was started by
         # it (a postmaster's child that outlived it): end it by pid.
@@ -196,10 +214,20 @@ lease_worker_pid() {
     done
 }
 
-# etcd_leader: the index of the member that is leader now, or nothing (after
-# trying for about 3 s: there may be an election going on).
-etcd_leader() {
+# coord_leader: the index of the etcd member (ZooKeeper server) that is
+# leader now, or nothing (after trying for about 3 s: there may be an
+# election going on).
+coord_leader() {
     local url i
+    if is_zk; then
+        for _ in 1 2 3 4 5 6; do
+            for ((i = 0; i < M; i++)); do
+                if kill -0 "${ZK_PIDS[$i]}" 2>/dev/null && [ "$(zk_mode "$i")" = leader ]; then echo "$i"; return; fi
+            done
+            sleep 0.5
+        done
+        return
+    fi
     for _ in 1 2 3 4 5 6; do
         url=$(etcd_ctl endpoint status -w simple 2>/dev/null | awk -F', ' '$5 == "true" { print $1; exit }')
         for ((i = 0; i < M; i++)); do
@@ -266,14 +294,14 @@ fault() {
         "start part_in") net_cut_in "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
         "start part_out") net_cut_out "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
         "end part_both" | "end part_in" | "end part_out") net_heal "${N_NS[$i]}" ;;
-        "start etcd_minority")
-            p=${target#etcd}
+        "start etcd_minority" | "start zk_minority")
+            p=${target##*[a-z]}
             local others=()
             for ((j = 0; j < M; j++)); do [ "$j" = "$p" ] || others+=("${E_ADDR[$j]}"); done
             net_cut "${E_NS[$p]}" "${others[@]}" || nft_broken ;;
-        "end etcd_minority") net_heal "${E_NS[${target#etcd}]}" ;;
+        "end etcd_minority" | "end zk_minority") net_heal "${E_NS[${target##*[a-z]}]}" ;;
         "start etcd_leader_kill")
-            p=$(etcd_leader)
+            p=$(coord_leader)
             if [ -n "$p" ]; then
                 note="killed m$p (pid ${ETCD_PIDS[$p]})"
                 FAULT_PIDS[$num]=$p
@@ -286,6 +314,20 @@ fault() {
                 etcd_member_start "${FAULT_PIDS[$num]}"
                 note="restarted m${FAULT_PIDS[$num]} (pid ${ETCD_PIDS[${FAULT_PIDS[$num]}]})"
             fi ;;
+        "start zk_leader_kill")
+            p=$(coord_leader)
+            if [ -n "$p" ]; then
+                note="killed s$p (pid ${ZK_PIDS[$p]})"
+                FAULT_PIDS[$num]=$p
+                zk_server_kill "$p" KILL
+            else
+                note="no leader found: nothing killed"
+            fi ;;
+        "end zk_leader_kill")
+            if [ -n "${FAULT_PIDS[$num]:-}" ]; then
+                zk_server_start "${FAULT_PIDS[$num]}"
+                note="restarted s${FAULT_PIDS[$num]} (pid ${ZK_PIDS[${FAULT_PIDS[$num]}]})"
+            fi ;;
         "start stall" | "start stall_handover")
             pid=$(client_backend "$i" "${par%%.*}")
             if [ -n "$pid" ]; then
@@ -297,9 +339,9 @@ fault() {
             fi
             if [ "$kind" = stall_handover ]; then
                 net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken
-                note+=", node cut from etcd"
+                note+=", node cut from $COORD_NAME"
             fi ;;
-        "mid stall_handover") net_heal "${N_NS[$i]}"; note="node reconnected to etcd" ;;
+        "mid stall_handover") net_heal "${N_NS[$i]}"; note="node reconnected to $COORD_NAME" ;;
         "end stall" | "end stall_handover")
             stall_write "$dir" "0 0 0"
             note="stalls so far on $target: $(grep -c 'nemesis stall shim: pid .* stalls' "$dir/server.log" 2>/dev/null)" ;;
@@ -347,11 +389,21 @@ node_holds() { [ "$(pg_val "${NODE_DIR[$1]}" "SELECT lease_state FROM snowflake_
 t_setup=$(real_now)
 net_setup || fail_setup "network namespaces and the bridge could not be set up"
 net_cut "$CTL_NS" 192.0.2.1 && net_heal "$CTL_NS" || fail_setup "nftables rules cannot be added in a namespace (nf_tables)"
-ETCD_NETNS=("${E_NS[@]}")
-ETCD_HOSTS=("${E_ADDR[@]}")
-ETCD_CTL_NETNS=$CTL_NS
-etcd_start "$M" "$WORK/etcd" || fail_setup "the 3-member etcd cluster did not start"
-echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
+if is_zk; then
+    ZK_NETNS=("${E_NS[@]}")
+    ZK_ADDRS=("${E_ADDR[@]}")
+    ZK_CTL_NETNS=$CTL_NS
+    zk_start "$M" "$WORK/zk" || fail_setup "the 3-server ZooKeeper ensemble did not start"
+    echo "# ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null) at $ZK_HOSTS"
+    COORD_CONF="snowflake.zookeeper_hosts = '$ZK_HOSTS'"
+else
+    ETCD_NETNS=("${E_NS[@]}")
+    ETCD_HOSTS=("${E_ADDR[@]}")
+    ETCD_CTL_NETNS=$CTL_NS
+    etcd_start "$M" "$WORK/etcd" || fail_setup "the 3-member etcd cluster did not start"
+    echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
+    COORD_CONF="snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
+fi
 
 ft_build_shim "$WORK" || fail_setup "test/fault/select_shim.c did not compile"
 cc -shared -fPIC -O2 -Wall -o "$WORK/stall_shim.so" "$NEMESIS_DIR/stall_shim.c" -ldl 2>"$WORK/stall_shim.log" \
@@ -364,7 +416,7 @@ init_pids=()
 for ((i = 0; i < N; i++)); do
     NODE_DIR[$i]=$(pg_tmpdir)
     PG_INSTANCES+=("${NODE_DIR[$i]}")
-    conf=("shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
+    conf=("shared_preload_libraries = 'snowflake'" "$COORD_CONF"
           "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB")
     if [ "${NODE_IDS[$i]}" = any ]; then kinds+=(any); else kinds+=(fixed); conf+=("snowflake.worker_id = ${NODE_IDS[$i]}"); fi
     pg_init "${NODE_DIR[$i]}" "${conf[@]}" &
@@ -393,7 +445,7 @@ echo "# nodes: $(for ((i = 0; i < N; i++)); do printf 'node%d=%s(worker_id %s) '
 echo "# setup took $(elapsed_since "$t_setup") s"
 
 TIMELINE=$WORK/timeline
-"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" >"$TIMELINE" || fail_setup "schedule.py failed"
+"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" "$COORDINATOR" >"$TIMELINE" || fail_setup "schedule.py failed"
 echo "# fault schedule (seed $SEED; s after the clients start):"
 awk '$2 == "start" { printf "#   #%-3s at %6.1f s for %5.1f s  %-21s %-6s %s\n", $3, $1, $6, $4, $5, ($7 == "-" ? "" : "param " $7) }' "$TIMELINE"
 

@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """The nemesis suite's fault schedule (test/nemesis/run.sh), drawn from a seed.
 
-Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS
+Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR]
   NODE_KINDS: one word per node, "fixed" (asks for a fixed worker id) or
   "any" (takes any free id), comma-separated.
+  COORDINATOR: "etcd" (the default) or "zookeeper". With ZooKeeper the
+  schedule is drawn the same way and the faults on the coordinator are
+  named for it: zk_minority (target zk<i>: server i cut off from the other
+  two) and zk_leader_kill (target zk), ETCD_MEMBERS being the servers.
 
 Prints the timeline run.sh executes, one action a line, sorted by time:
   <t_s> start <fault#> <kind> <target> <duration_s> <param>
@@ -81,6 +85,9 @@ def main():
     seed, total, ttl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     node_kinds = sys.argv[4].split(",")
     members = int(sys.argv[5])
+    coordinator = sys.argv[6] if len(sys.argv) > 6 else "etcd"
+    if coordinator not in ("etcd", "zookeeper"):
+        sys.exit("schedule.py: COORDINATOR is etcd or zookeeper, not %r" % coordinator)
     rng = random.Random(seed)
     warmup, cooldown = 5.0, ttl + 8.0
     kinds = sorted(KINDS)
@@ -126,6 +133,11 @@ def main():
             if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
                 target = "holder"
         faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
+    if coordinator == "zookeeper":
+        # Drawn under etcd's names (the same seed, the same schedule), then
+        # named for ZooKeeper.
+        faults = [(s, e, k.replace("etcd_", "zk_", 1), tg.replace("etcd", "zk", 1), d, p)
+                  for s, e, k, tg, d, p in faults]
     lines = []
     for i, (start, end, kind, target, dur, par) in enumerate(faults, 1):
         lines.append((start, 1, "%.1f start %d %s %s %.1f %s" % (start, i, kind, target, dur, par)))
