@@ -202,7 +202,7 @@ PY
     # The panels the dashboard promises.
     local title missing=""
     for title in "Ids issued per second" "Cap usage" "Refusals per second by SQLSTATE" "Lease state" \
-        "Lease time left" "Clock error" "Mark write time" "HTTP answers per second" "HTTP time to answer (p50, p99)"; do
+        "Lease time left" "Clock error" "Backup worker id" "Mark write time" "HTTP answers per second" "HTTP time to answer (p50, p99)"; do
         jq -e --arg t "$title" '[.panels[] | select(.title == $t)] | length == 1' "$DASHBOARD" >/dev/null || missing="$missing [$title]"
     done
     is "3: the dashboard has its panels" "${missing# }" ""
