@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -357,10 +358,17 @@ void define_settings() {
                      errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
                             g.secret ? "(not shown)" : g.raw),
                      e.detail[0] != '\0' ? errdetail("%s", e.detail) : errdetail("%s.", e.message),
-                     errhint("Correct %s in the server configuration. The server does not start "
-                             "with an invalid snowflake setting, so that no id is ever issued "
-                             "under a value you did not choose.",
-                             g.name)));
+                     // A check's own hint says what to do (clock_backwards:
+                     // the coordinators' settings); an enum's list of values
+                     // or a range needs the general one.
+                     e.hint[0] != '\0' && strncmp(e.hint, "Available values", 16) != 0
+                         ? errhint("%s The server does not start with an invalid snowflake setting, so "
+                                   "that no id is ever issued under a value you did not choose.",
+                                   e.hint)
+                         : errhint("Correct %s in the server configuration. The server does not start "
+                                   "with an invalid snowflake setting, so that no id is ever issued "
+                                   "under a value you did not choose.",
+                                   g.name)));
         }
     }
 }
