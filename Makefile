@@ -41,7 +41,8 @@ DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/handover.cpp src/core/etcd_schema.cpp \
             src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_limits.cpp \
-            src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp src/core/text.cpp
+            src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp src/core/text.cpp \
+            src/core/backup.cpp
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \

@@ -8,7 +8,8 @@
 
 -- snowflake_stats() gains the coordinator (etcd, zookeeper or none), the
 -- lease or session id as the coordinator prints it, and the TTL (session
--- timeout) the coordinator granted: the view is made again over it.
+-- timeout) the coordinator granted, and the clock failover to a backup
+-- worker id (snowflake.clock_backwards): the view is made again over it.
 DROP VIEW snowflake_stats;
 DROP FUNCTION snowflake_stats();
 
@@ -40,7 +41,10 @@ CREATE FUNCTION snowflake_stats(
     OUT clock_health_refusals bigint,
     OUT coordinator text,
     OUT lease_session text,
-    OUT lease_granted_ttl_ms bigint)
+    OUT lease_granted_ttl_ms bigint,
+    OUT backup_worker_id integer,
+    OUT backup_until timestamptz,
+    OUT clock_failovers bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -119,7 +119,10 @@ CREATE FUNCTION snowflake_stats(
     OUT clock_health_refusals bigint,
     OUT coordinator text,
     OUT lease_session text,
-    OUT lease_granted_ttl_ms bigint)
+    OUT lease_granted_ttl_ms bigint,
+    OUT backup_worker_id integer,
+    OUT backup_until timestamptz,
+    OUT clock_failovers bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

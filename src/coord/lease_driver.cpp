@@ -1,5 +1,6 @@
 #include "lease_driver.hpp"
 
+#include "../core/backup.hpp"
 #include "../core/etcd_schema.hpp"
 #include "../core/reservation.hpp"
 #include "../core/time.hpp"
@@ -31,6 +32,8 @@ bool LeaseDriver::should_abort(void* self) noexcept {
 
 int64_t LeaseDriver::turn() noexcept {
     coordinator_->poll();
+    // A backup goes with the lease that holds it (a new grant, a lease gone).
+    if (backup_worker_ >= 0 && lease_.lease_id != backup_lease_) drop_backup();
     int64_t now = host_.boot_ns();
     if (core::lease::tick(lease_, cfg_, now)) host_.publish(lease_);
     const core::LeaseStep step = core::lease::next_step(lease_, cfg_, now);
@@ -101,6 +104,7 @@ int64_t LeaseDriver::turn() noexcept {
         }
     }
     if (lease_.state == core::LeaseState::Held) renew_mark();
+    if (lease_.state == core::LeaseState::Held) clock_failover();
     host_.publish(lease_);
 
     now = host_.boot_ns();
@@ -127,18 +131,13 @@ bool LeaseDriver::shutdown() noexcept {
     budget_deadline_ns_ = host_.boot_ns() + kShutdownBudgetNs;
     const core::ShutdownPlan plan = core::plan_shutdown(lease_, host_.boot_ns());
     bool ok = true;
-    if (plan.write_exact_mark && mark_worker_ == lease_.worker) {
-        const core::Mark m = core::exact_shutdown_mark(exact);
-        const core::CoordMarkWrite r =
-            coordinator_->write_mark(lease_.worker, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
-        if (!r.status.ok() || !r.succeeded) {
-            ok = false;
-            char text[200];
-            snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to %s",
-                     lease_.worker, coordinator_->display_name());
-            host_.log(text, r.status.ok() ? "The mark or the worker key changed." : r.status.error.c_str(),
-                      "The next holder of the id waits out the last reservation.");
-        }
+    if (plan.write_exact_mark && backup_worker_ >= 0 && mark_worker_ == backup_worker_) {
+        // On a backup: the fenced millisecond is the backup's; the own id's
+        // last one was kept when the backup started.
+        ok = write_exact_mark(backup_worker_, exact, mark_revision_) && ok;
+        if (own_mark_revision_ != 0) ok = write_exact_mark(lease_.worker, own_last_ms_, own_mark_revision_) && ok;
+    } else if (plan.write_exact_mark && mark_worker_ == lease_.worker) {
+        ok = write_exact_mark(lease_.worker, exact, mark_revision_) && ok;
     }
     if (plan.revoke) {
         char text[200];
@@ -161,6 +160,7 @@ void LeaseDriver::lease_gone() noexcept {
     const std::string what = std::string(coordinator_->lease_noun()) + " " + coordinator_->lease_text(lease_.lease_id);
     core::lease::on_lease_gone(lease_, cfg_, host_.boot_ns(), lease_.lease_id != 0 ? what.c_str() : nullptr,
                                coordinator_->display_name());
+    drop_backup();
 }
 
 void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexcept {
@@ -172,6 +172,7 @@ void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexc
 // it and above everything this node issued. Nothing is reserved in etcd
 // yet: the first id asks for it (renew_mark(), from the host's demand).
 void LeaseDriver::read_mark() noexcept {
+    if (backup_worker_ >= 0) drop_backup();
     const core::CoordMarkRead r = coordinator_->read_mark(lease_.worker);
     if (!r.status.ok()) {
         fail(core::LeaseAction::ReadMark, r.status);
@@ -210,10 +211,10 @@ void LeaseDriver::renew_mark() noexcept {
     core::Mark m;
     m.ms = plan.until_ms;
     const core::CoordMarkWrite r =
-        coordinator_->write_mark(lease_.worker, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
+        coordinator_->write_mark(mark_worker_, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
     if (!r.status.ok()) {
         char text[core::kLeaseErrorSize];
-        snprintf(text, sizeof(text), "writing the mark of worker id %d: %s", lease_.worker, r.status.error.c_str());
+        snprintf(text, sizeof(text), "writing the mark of worker id %d: %s", mark_worker_, r.status.error.c_str());
         // The write may still be applied after its reply timed out: its
         // value is then what the next compare finds.
         if (unconfirmed_.size() < kMaxUnconfirmed) unconfirmed_.push_back(m.ms);
@@ -259,6 +260,142 @@ void LeaseDriver::mark_write_failed(const char* text) noexcept {
     lease_.failures++;
     mark_failures_++;
     mark_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(mark_failures_, cfg_.ttl_ms);
+}
+
+// Hands the exact mark of `worker` over (a clean stop, a backup given
+// back): the next holder starts right after exact_ms. Logged if it fails:
+// the next holder then waits out the last reservation instead.
+bool LeaseDriver::write_exact_mark(int32_t worker, int64_t exact_ms, int64_t revision) noexcept {
+    const core::Mark m = core::exact_shutdown_mark(exact_ms);
+    const core::CoordMarkWrite r =
+        coordinator_->write_mark(worker, core::encode_etcd_mark(m), revision, lease_.lease_id);
+    if (r.status.ok() && r.succeeded) return true;
+    char text[200];
+    snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to %s", worker,
+             coordinator_->display_name());
+    host_.log(text, r.status.ok() ? "The mark or the worker key changed." : r.status.error.c_str(),
+              "The next holder of the id waits out the last reservation.");
+    return false;
+}
+
+// Clock failover, each turn while the id is held: back to the own id once
+// the clock allows, a key given back earlier retried, or a backup taken
+// for the callers that wait for one.
+void LeaseDriver::clock_failover() noexcept {
+    if (stray_backup_ >= 0) {
+        if (coordinator_->unclaim(stray_backup_, lease_.lease_id).ok()) stray_backup_ = -1;
+    }
+    if (backup_worker_ >= 0) {
+        if (core::backup_may_end(host_.id_ms(), own_last_ms_)) end_backup();
+        return;
+    }
+    if (!host_.backup_wanted() || host_.boot_ns() < backup_retry_at_ns_) return;
+    take_backup();
+}
+
+// Claims a free id in our lease whose mark is below the clock and has the
+// host issue ids under it. An id whose mark is ahead, or that cannot be
+// read, is given back at once.
+void LeaseDriver::take_backup() noexcept {
+    char why[core::kLeaseErrorSize];
+    const core::CoordWorkers w = coordinator_->list_workers();
+    if (!w.status.ok()) {
+        snprintf(why, sizeof(why), "listing the worker ids failed: %s", w.status.error.c_str());
+        host_.record_backup_attempt(why);
+        backup_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(1, cfg_.ttl_ms);
+        if (w.status.code == core::CoordCode::SessionGone) lease_gone();
+        return;
+    }
+    snprintf(why, sizeof(why), "every worker id from 0 to 1023 is held");
+    core::TakenIds tried;
+    for (int32_t i = 0; i < core::kMaxBackupTries; i++) {
+        const int32_t candidate = core::choose_backup(w.taken, lease_.worker, tried);
+        if (candidate < 0) break;
+        core::taken_add(tried, candidate);
+        const core::CoordClaim c = coordinator_->claim(candidate, identity_, lease_.lease_id);
+        if (!c.status.ok()) {
+            snprintf(why, sizeof(why), "claiming worker id %d failed: %s", candidate, c.status.error.c_str());
+            if (c.status.code == core::CoordCode::SessionGone) {
+                host_.record_backup_attempt(why);
+                lease_gone();
+                return;
+            }
+            break;
+        }
+        if (!c.claimed && c.holder_lease != lease_.lease_id) {
+            snprintf(why, sizeof(why), "the free worker ids were taken by other nodes meanwhile");
+            continue;
+        }
+        const core::CoordMarkRead r = coordinator_->read_mark(candidate);
+        core::Mark mark;  // ms -1: no mark yet
+        const bool readable = r.status.ok() && (!r.found || core::decode_etcd_mark(r.value, &mark));
+        const int64_t now_ms = host_.id_ms();
+        if (!readable || !core::backup_usable(mark.ms, now_ms)) {
+            snprintf(why, sizeof(why), !readable ? "the mark of worker id %d could not be read"
+                                                 : "every free worker id tried has a mark ahead of the clock",
+                     candidate);
+            if (!coordinator_->unclaim(candidate, lease_.lease_id).ok()) stray_backup_ = candidate;
+            if (stray_backup_ >= 0) break;  // one key left to give back at a time
+            continue;
+        }
+        // The switch: the own id's mark state is kept for the way back.
+        own_mark_revision_ = mark_worker_ == lease_.worker ? mark_revision_ : 0;
+        own_unconfirmed_.swap(unconfirmed_);
+        unconfirmed_.clear();
+        mark_worker_ = candidate;
+        mark_revision_ = r.found ? r.revision : 0;
+        mark_failures_ = 0;
+        backup_worker_ = candidate;
+        backup_lease_ = lease_.lease_id;
+        own_last_ms_ = host_.start_backup(candidate, mark.ms);
+        char text[200], detail[200];
+        snprintf(text, sizeof(text), "snowflake clock stepped back: issuing ids under backup worker id %d",
+                 candidate);
+        snprintf(detail, sizeof(detail),
+                 "The clock is %lld ms behind the last id of worker id %d; ids return to it when the clock "
+                 "passes that id.",
+                 static_cast<long long>(own_last_ms_ - now_ms), lease_.worker);
+        host_.log(text, detail, nullptr);
+        host_.record_backup_attempt("");
+        return;
+    }
+    host_.record_backup_attempt(why);
+    backup_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(1, cfg_.ttl_ms);
+}
+
+// The clock passed the own id's last millisecond: ids go on under it, the
+// backup's exact mark is handed over and its key deleted (retried on later
+// turns if that fails: it stays ours, in our lease, until then).
+void LeaseDriver::end_backup() noexcept {
+    const int32_t backup = backup_worker_;
+    const int64_t backup_last = host_.end_backup(lease_.worker, own_last_ms_);
+    if (backup_last >= 0) (void)write_exact_mark(backup, backup_last, mark_revision_);
+    if (!coordinator_->unclaim(backup, lease_.lease_id).ok()) stray_backup_ = backup;
+    mark_worker_ = lease_.worker;
+    mark_revision_ = own_mark_revision_;
+    unconfirmed_.swap(own_unconfirmed_);
+    own_unconfirmed_.clear();
+    mark_failures_ = 0;
+    backup_worker_ = -1;
+    char text[200];
+    snprintf(text, sizeof(text), "snowflake back on worker id %d: released backup worker id %d", lease_.worker,
+             backup);
+    host_.log(text, nullptr, nullptr);
+}
+
+// The lease that held the backup is gone (or a new tenure starts): nothing
+// of the backup's or the own id's mark state is ours to trust any more,
+// so the next hand-over reads the marks as a new holder would.
+void LeaseDriver::drop_backup() noexcept {
+    if (backup_worker_ < 0) return;
+    backup_worker_ = -1;
+    stray_backup_ = -1;
+    mark_worker_ = -1;
+    mark_revision_ = 0;
+    own_mark_revision_ = 0;
+    unconfirmed_.clear();
+    own_unconfirmed_.clear();
+    host_.backup_lost();
 }
 
 void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {

@@ -34,6 +34,14 @@
 // - shutdown(): stop and fence ids (publish), write the fenced millisecond to
 //   the etcd mark as the exact mark, revoke the lease; both calls together
 //   within kShutdownBudgetNs.
+// - Clock failover (core/backup.hpp): while the host says a caller wants a
+//   backup worker id (its clock stepped back past the tolerance, with
+//   snowflake.clock_backwards = failover), claim a free id in the same lease,
+//   read its mark, give back any whose mark is not below the clock, and have
+//   the host issue ids under the first usable one (start_backup); the etcd
+//   mark renewed is then the backup's. Once the clock passes the own id's
+//   last millisecond: back to it (end_backup), the backup's exact mark
+//   written and its key deleted. A backup goes with the lease that holds it.
 //
 // Threads: one. Every call of the host comes from turn() or shutdown() (or,
 // for stop_requested() and boot_ns(), from the client's abort hook while a
@@ -102,6 +110,21 @@ public:
     // sentence (callers waiting for a reservation report it).
     virtual void record_mark_attempt(const char* error) noexcept = 0;
 
+    // Clock failover (core/backup.hpp). backup_wanted: a caller waits for a
+    // backup worker id. record_backup_attempt: the outcome of an attempt, ""
+    // when a backup started, else why none could be taken (callers waiting
+    // report it). start_backup: ids go on under `worker` after floor_ms (its
+    // mark), the own id's tenure fenced; returns the last millisecond issued
+    // under the own id. end_backup: ids go on under the own id `worker`
+    // after own_last_ms (and after the backup's last millisecond), the
+    // backup's tenure fenced; returns the backup's last millisecond.
+    // backup_lost: the lease that held the backup is gone.
+    virtual bool backup_wanted() noexcept = 0;
+    virtual void record_backup_attempt(const char* error) noexcept = 0;
+    virtual int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept = 0;
+    virtual int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept = 0;
+    virtual void backup_lost() noexcept = 0;
+
     virtual uint32_t random() noexcept = 0;
     // An event worth a line in the server log; detail and hint may be null.
     virtual void log(const char* message, const char* detail, const char* hint) noexcept = 0;
@@ -149,6 +172,11 @@ private:
     void renew_mark() noexcept;
     void mark_write_failed(const char* text) noexcept;
     void revoke_dropped(int64_t lease_id) noexcept;
+    void clock_failover() noexcept;
+    void take_backup() noexcept;
+    void end_backup() noexcept;
+    void drop_backup() noexcept;
+    bool write_exact_mark(int32_t worker, int64_t exact_ms, int64_t revision) noexcept;
 
     LeaseHost& host_;
     core::LeaseConfig cfg_;
@@ -166,6 +194,17 @@ private:
     static constexpr size_t kMaxUnconfirmed = 64;
     std::vector<int64_t> unconfirmed_;
     int32_t mark_failures_ = 0;     // failed writes of the etcd mark in a row
+    // Clock failover: the backup worker id ids are issued under (-1: none),
+    // the lease that holds it, the own id's last millisecond, and the own
+    // id's mark state while the backup's is the one renewed (mark_worker_,
+    // mark_revision_ and unconfirmed_ are the backup's then).
+    int32_t backup_worker_ = -1;
+    int64_t backup_lease_ = 0;
+    int64_t own_last_ms_ = -1;
+    int64_t own_mark_revision_ = 0;
+    std::vector<int64_t> own_unconfirmed_;
+    int64_t backup_retry_at_ns_ = 0;  // boot clock: no new attempt before this after one failed
+    int32_t stray_backup_ = -1;       // a backup given back whose key could not be deleted yet
     int64_t mark_retry_at_ns_ = 0;  // boot clock: no write before this after a failure
 };
 

@@ -22,6 +22,9 @@
 //   release      end our own lease (its worker key goes at once)
 //   release_other  free a worker key held by another lease of this very node
 //                (its previous run, proven dead by the data directory lock)
+//   unclaim      delete one worker key of our own lease, keeping the lease
+//                and its other keys (a backup worker id given back: a lease
+//                may hold two, see core/backup.hpp)
 //
 // Pure interface: no I/O here. Implementations block for at most their
 // call timeout, poll the abort hook at least every 50 ms while they wait,
@@ -111,6 +114,8 @@ public:
     // A lease that does not exist any more counts as released (ok).
     virtual CoordStatus release(int64_t lease_id) noexcept = 0;
     virtual CoordStatus release_other(int64_t lease_id, int32_t worker) noexcept = 0;
+    // A key that is absent, or held by another lease, counts as ok.
+    virtual CoordStatus unclaim(int32_t worker, int64_t lease_id) noexcept = 0;
     virtual CoordWorkers list_workers() noexcept = 0;
     virtual CoordClaim claim(int32_t worker, const std::string& identity, int64_t lease_id) noexcept = 0;
     virtual CoordMarkRead read_mark(int32_t worker) noexcept = 0;

@@ -51,7 +51,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
         if (behind <= config.tolerance_ms) {
             out.status = Status::WaitClock;
         } else {
-            c.clock_backwards_errors++;
+            if (!config.failover) c.clock_backwards_errors++;
             out.status = Status::ClockBehind;
         }
         return out;
@@ -109,6 +109,10 @@ uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept {
 uint64_t tenure_position(uint64_t packed, int64_t floor_ms, int32_t worker) noexcept {
     const int64_t ms = std::max(floor_ms, packed_ms(packed));
     return pack_position(ms, kMaxSequence, worker);
+}
+
+uint64_t backup_position(int64_t floor_ms, int32_t worker) noexcept {
+    return pack_position(floor_ms < -1 ? -1 : floor_ms, kMaxSequence, worker);
 }
 
 uint64_t fence_position(uint64_t packed) noexcept {

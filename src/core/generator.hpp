@@ -56,6 +56,10 @@ struct Config {
     // counted already (overflow_waits, clock_backwards_events,
     // startup_waits are counted once per call); errors are always counted.
     bool repeat = false;
+    // snowflake.clock_backwards = failover: ClockBehind asks for a backup
+    // worker id instead of refusing, so it is not counted as an error here;
+    // the caller counts the call's refusal if it ends in one.
+    bool failover = false;
 };
 
 enum class Status {
@@ -138,6 +142,11 @@ uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept;
 // differs from `packed` unless the worker is the same and the position's
 // millisecond is already used up at or above the floor.
 uint64_t tenure_position(uint64_t packed, int64_t floor_ms, int32_t worker) noexcept;
+// A tenure of a backup worker id (backup.hpp): worker id `worker`, starting
+// after floor_ms (its mark) whatever the position was, since the position's
+// millisecond belongs to another worker id. Its ordered part may be lower
+// than the position's: the word's worker id changes with it.
+uint64_t backup_position(int64_t floor_ms, int32_t worker) noexcept;
 // The fence of a tenure that ends (a lease lost, a shutdown): the
 // position's millisecond counts as used up. Together with a reservation
 // lowered to that millisecond first, no id is issued after the swap that

@@ -177,6 +177,17 @@ inline constexpr StatsColumn kStatsColumns[] = {
      [](const StatsSnapshot& s) noexcept {
          return stats_value::integer(s.lease_granted_ttl_ms, s.lease_granted_ttl_ms > 0);
      }},
+    // 1.2: clock failover to a backup worker id (snowflake.clock_backwards).
+    {"backup_worker_id", SqlType::Int4, "snowflake_backup_worker_id", MetricKind::Gauge,
+     "Backup worker id ids are issued under while the clock is behind this node's last id, -1 while none.",
+     [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.backup_worker_id, s.backup_worker_id >= 0); }},
+    {"backup_until", SqlType::TimestampTz, "snowflake_backup_until_seconds", MetricKind::UnixSeconds,
+     "Time of the last id under this node's own worker id, Unix time: it goes back to it when the clock "
+     "passes this.",
+     [](const StatsSnapshot& s) noexcept { return stats_value::id_time(s, s.backup_until_ms); }},
+    {"clock_failovers", SqlType::Int8, "snowflake_clock_failovers_total", MetricKind::Counter,
+     "Times the clock stepped back and ids went on under a backup worker id, since the server started.",
+     [](const StatsSnapshot& s) noexcept { return stats_value::count(s.clock_failovers); }},
 };
 constexpr int kStatsColumnCount = static_cast<int>(sizeof(kStatsColumns) / sizeof(kStatsColumns[0]));
 // snowflake_stats as extension 1.1 declared it: the first 25 columns. A

@@ -66,6 +66,9 @@ struct StatsSnapshot {
     char coordinator[12] = "none";        // coordinator: etcd, zookeeper or none (1.2)
     char lease_session[24] = {};          // lease_session: the lease id as the coordinator prints it ("": NULL)
     int64_t lease_granted_ttl_ms = 0;     // lease_granted_ttl_ms: TTL or session timeout granted (0: NULL)
+    int32_t backup_worker_id = -1;        // backup_worker_id: clock failover's backup id (-1: NULL)
+    int64_t backup_until_ms = -1;         // backup_until: the own id's last millisecond (-1: NULL)
+    uint64_t clock_failovers = 0;         // clock_failovers: backups started since server start
     // Metrics only (no column): the server's start time, Unix microseconds
     // (0: unknown).
     int64_t server_start_unix_us = 0;

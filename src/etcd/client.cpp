@@ -556,6 +556,26 @@ ClaimResult Client::claim(const std::string& key, const std::string& value, int6
     return r;
 }
 
+Status Client::delete_if_lease(const std::string& key, int64_t lease) noexcept {
+    static const char kPath[] = "/v3/kv/txn";
+    const std::string k = base64_encode(key);
+    json req;
+    req["compare"] = json::array({json{{"key", k}, {"target", "LEASE"}, {"result", "EQUAL"},
+                                       {"lease", i64_text(lease)}}});
+    req["success"] = json::array({json{{"request_delete_range", json{{"key", k}}}}});
+    std::string text;
+    Status s = post(kPath, dump(req), &text);
+    if (!s.ok()) return s;
+    json a;
+    s = parse_object(kPath, text, &a);
+    if (!s.ok()) return s;
+    bool succeeded = false;
+    int64_t revision = 0;
+    if (!read_bool(a, "succeeded", &succeeded) || !read_header_revision(a, &revision))
+        return bad_answer(kPath, "has an invalid header or succeeded field");
+    return s;
+}
+
 GetResult Client::get(const std::string& key) noexcept {
     static const char kPath[] = "/v3/kv/range";
     GetResult r;

@@ -140,6 +140,10 @@ public:
     // (create_revision == 0); otherwise reads it.
     ClaimResult claim(const std::string& key, const std::string& value, int64_t lease) noexcept;
     GetResult get(const std::string& key) noexcept;
+    // A txn that deletes key only if it is attached to lease (a worker key
+    // of ours); a key that is absent or attached to another lease is left
+    // alone. Both count as ok: the key is not ours afterwards either way.
+    Status delete_if_lease(const std::string& key, int64_t lease) noexcept;
     // Every key starting with prefix.
     RangeResult range(const std::string& prefix) noexcept;
     // Unconditional put; lease 0 for none.

@@ -71,6 +71,12 @@ core::CoordStatus EtcdCoordinator::release_other(int64_t lease_id, int32_t) noex
     return release(lease_id);  // the key goes with its lease
 }
 
+core::CoordStatus EtcdCoordinator::unclaim(int32_t worker, int64_t lease_id) noexcept {
+    core::CoordStatus s = status_of(client_.delete_if_lease(core::worker_key(prefix_, worker), lease_id));
+    if (s.code == core::CoordCode::SessionGone) s = core::CoordStatus{};
+    return s;
+}
+
 core::CoordWorkers EtcdCoordinator::list_workers() noexcept {
     const RangeResult r = client_.range(core::workers_prefix(prefix_));
     core::CoordWorkers w;

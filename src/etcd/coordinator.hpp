@@ -24,6 +24,7 @@ public:
     core::CoordStatus keepalive(int64_t lease_id) noexcept override;
     core::CoordStatus release(int64_t lease_id) noexcept override;
     core::CoordStatus release_other(int64_t lease_id, int32_t worker) noexcept override;
+    core::CoordStatus unclaim(int32_t worker, int64_t lease_id) noexcept override;
     core::CoordWorkers list_workers() noexcept override;
     core::CoordClaim claim(int32_t worker, const std::string& identity, int64_t lease_id) noexcept override;
     core::CoordMarkRead read_mark(int32_t worker) noexcept override;

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 
+#include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
 #include "../core/endpoints.hpp"
 #include "../core/epoch.hpp"
@@ -33,6 +34,7 @@ namespace snowflake::pg {
 
 int worker_id = -1;
 int clock_tolerance_ms = 5;
+int clock_backwards = static_cast<int>(snowflake::core::ClockPolicy::Refuse);
 int max_clock_error_ms = 0;
 char* etcd_endpoints = nullptr;
 char* zookeeper_hosts = nullptr;
@@ -192,6 +194,21 @@ bool check_http_token_hook(char** newval, void**, GucSource) {
 const char* show_http_token() { return http_token != nullptr && http_token[0] != '\0' ? "********" : ""; }
 
 // Values given in the configuration before the settings were defined.
+const struct config_enum_entry kClockBackwardsOptions[] = {
+    {"refuse", static_cast<int>(snowflake::core::ClockPolicy::Refuse), false},
+    {"failover", static_cast<int>(snowflake::core::ClockPolicy::Failover), false},
+    {nullptr, 0, false}};
+
+// failover needs a coordinator to lease a backup id from: refused without
+// one (at start the value is checked again: a FATAL, define_settings()).
+bool check_clock_backwards_hook(int* newval, void**, GucSource) {
+    if (*newval != static_cast<int>(snowflake::core::ClockPolicy::Failover) || leasing_configured()) return true;
+    GUC_check_errdetail("snowflake.clock_backwards = failover needs leased worker ids.");
+    GUC_check_errhint("Set snowflake.etcd_endpoints or snowflake.zookeeper_hosts, or set "
+                      "snowflake.clock_backwards to refuse.");
+    return false;
+}
+
 struct GivenValue {
     const char* name;
     char* raw;  // palloc'd copy, or nullptr when not given
@@ -221,6 +238,7 @@ void define_settings() {
                           {"snowflake.zookeeper_hosts", nullptr},
                           {"snowflake.lease_ttl", nullptr},
                           {"snowflake.lease_prefix", nullptr},
+                          {"snowflake.clock_backwards", nullptr},
                           {"snowflake.http_listen", nullptr},
                           {"snowflake.http_token", nullptr, true},
                           {"snowflake.http_token_file", nullptr},
@@ -281,6 +299,15 @@ void define_settings() {
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);
+    // After the coordinators' settings: its check reads them.
+    DefineCustomEnumVariable("snowflake.clock_backwards",
+                             "What a node with a leased worker id does when its clock steps back.",
+                             "refuse (the default): ids are refused (SF001) until the clock passes "
+                             "the last id; failover: ids go on under a backup worker id, leased like "
+                             "the own one, until then.",
+                             &clock_backwards, static_cast<int>(snowflake::core::ClockPolicy::Refuse),
+                             kClockBackwardsOptions, PGC_SIGHUP, 0, check_clock_backwards_hook, nullptr,
+                             nullptr);
     DefineCustomStringVariable("snowflake.http_listen",
                                "Address of the HTTP endpoint that hands out ids, host:port.",
                                "Empty (the default) turns it off; ':port' listens on 127.0.0.1. "

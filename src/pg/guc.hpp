@@ -7,6 +7,7 @@ namespace snowflake::pg {
 
 extern int worker_id;            // -1 while unset
 extern int clock_tolerance_ms;
+extern int clock_backwards;      // core::ClockPolicy: snowflake.clock_backwards
 extern int max_clock_error_ms;   // 0: the kernel's clock state is not checked
 extern char* etcd_endpoints;     // "" (or NULL): no leasing
 extern int lease_ttl_s;

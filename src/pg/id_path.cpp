@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
@@ -55,6 +56,9 @@ constexpr int64_t kSliceMs = 5;
 // How long a backend waits for a reservation while no mark worker runs (the
 // postmaster restarts it within a second) before it reports that.
 constexpr int64_t kNoMarkWorkerGraceUs = 5 * 1000 * 1000;
+// How long a caller whose clock stepped back waits for a backup worker id
+// (snowflake.clock_backwards = failover) before it refuses (SF001).
+constexpr int64_t kBackupWaitUs = 5 * 1000 * 1000;
 // How long a caller waits for a reservation in etcd whose writes fail
 // before it reports the failure (SF003).
 constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
@@ -130,27 +134,30 @@ void wait_slice(int64_t target_ms, int64_t epoch_us) {
 }
 
 // Raises the error of a clock the state machine refused (SF001, SF002).
-void report_clock(const core::Next& r, int64_t now_ms) {
+// backup_note: why no backup worker id took over (failover), or null.
+void report_clock(const core::Next& r, int64_t now_ms, const char* backup_note = nullptr) {
     if (r.status == core::Status::ClockBehind) {
         count_refusal(core::Refusal::ClockBehind);
         const TimestampTz resume = ms_to_timestamptz(r.wait_until_ms);
         // timestamptz_to_str() returns a static buffer: copy the first one.
         char* last_text = pstrdup(timestamptz_to_str(ms_to_timestamptz(now_ms + r.behind_ms)));
+        const char* floor_text = shared->floor_source == kFloorHandover
+                                     ? (zookeeper_configured() ? "The mark in ZooKeeper of the worker id's previous holder"
+                                                               : "The mark in etcd of the worker id's previous holder")
+                                 : shared->floor_source == kFloorAdvanced
+                                     ? "The high-water mark raised by snowflake_advance_floor()"
+                                 : shared->floor_source == kFloorReplayed
+                                     ? "The high-water mark replayed from the primary's WAL"
+                                     : "The high-water mark of the previous run";
+        char backup_text[kErrorTextSize + 64] = "";
+        if (backup_note != nullptr) snprintf(backup_text, sizeof(backup_text), " No backup worker id took over: %s.", backup_note);
         ereport(ERROR,
                 (errcode(ERRCODE_SF_CLOCK_BEHIND),
                  errmsg("system clock moved backwards by %lld ms", static_cast<long long>(r.behind_ms)),
-                 r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.",
-                                      shared->floor_source == kFloorHandover
-                                          ? (zookeeper_configured() ? "The mark in ZooKeeper of the worker id's previous holder"
-                                                                    : "The mark in etcd of the worker id's previous holder")
-                                      : shared->floor_source == kFloorAdvanced
-                                          ? "The high-water mark raised by snowflake_advance_floor()"
-                                      : shared->floor_source == kFloorReplayed
-                                          ? "The high-water mark replayed from the primary's WAL"
-                                          : "The high-water mark of the previous run",
-                                      last_text, clock_tolerance_ms)
-                          : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.",
-                                      last_text, clock_tolerance_ms),
+                 r.at_floor ? errdetail("%s reaches %s; snowflake.clock_tolerance_ms is %d.%s", floor_text, last_text,
+                                        clock_tolerance_ms, backup_text)
+                            : errdetail("Ids have been issued up to %s; snowflake.clock_tolerance_ms is %d.%s",
+                                        last_text, clock_tolerance_ms, backup_text),
                  errhint("Check the time synchronisation of this server; ids resume when the clock "
                          "reaches %s.",
                          timestamptz_to_str(resume))));
@@ -289,6 +296,46 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
     ConditionVariableCancelSleep();
 }
 
+// Asks the lease worker for a backup worker id and waits a slice for it
+// (id_path.hpp).
+const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]) {
+    LeaseShared& l = shared->lease;
+    if (pg_atomic_read_u32(&l.backup_worker_plus1) != 0) {
+        // The clock stepped back again, behind the backup's own ids: one
+        // backup at a time.
+        snprintf(why, sizeof(why), "the node is on backup worker id %d already, and the clock is behind its ids too",
+                 static_cast<int>(pg_atomic_read_u32(&l.backup_worker_plus1)) - 1);
+        return why;
+    }
+    ConditionVariablePrepareToSleep(&shared->reservation_cv);
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const uint64_t attempts = l.backup_attempts;
+    snprintf(why, sizeof(why), "%s", l.backup_error);
+    Latch* lease_latch = l.lease_worker_latch;
+    LWLockRelease(shared->lock);
+    if (!w->asked) {
+        w->asked = true;
+        w->since_us = monotonic_us();
+        w->attempts = attempts;
+    }
+    if (attempts > w->attempts && why[0] != '\0') {
+        ConditionVariableCancelSleep();
+        return why;  // an attempt made after this call asked found none
+    }
+    if (monotonic_us() - w->since_us > kBackupWaitUs) {
+        ConditionVariableCancelSleep();
+        snprintf(why, sizeof(why), "none was taken within %lld s (the lease worker %s)",
+                 static_cast<long long>(kBackupWaitUs / 1000000),
+                 lease_latch != nullptr ? "did not finish an attempt" : "is not running");
+        return why;
+    }
+    pg_atomic_write_u32(&l.backup_wanted, 1);
+    if (lease_latch != nullptr) SetLatch(lease_latch);
+    (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
+    ConditionVariableCancelSleep();
+    return nullptr;
+}
+
 // The generator's state, position before clock (id_path.hpp).
 core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
     *cur = pg_atomic_read_u64(&shared->position);
@@ -311,6 +358,7 @@ core::Next issue_ids(int32_t max_count) {
     if (!lease_allows_ids()) refuse_no_lease();
     if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
+    config.failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing;
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
@@ -334,6 +382,7 @@ core::Next issue_ids(int32_t max_count) {
     }
 
     ReservationWait reservation;
+    BackupWait backup;
     for (;;) {
         int64_t now = 0;
         const core::Next r = slow_step(config, epoch_us, max_count, &now);
@@ -347,6 +396,20 @@ core::Next issue_ids(int32_t max_count) {
                 wait_slice(r.wait_until_ms, epoch_us);
                 break;
             case core::Status::ClockBehind:
+                // snowflake.clock_backwards = failover: a backup worker id
+                // takes over, or the refusal says why none did.
+                if (config.failover) {
+                    char why[kErrorTextSize];
+                    if (const char* note = await_backup(&backup, why)) {
+                        LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+                        shared->stats.generator.clock_backwards_errors++;
+                        LWLockRelease(shared->lock);
+                        report_clock(r, now, note);
+                    }
+                    break;
+                }
+                report_clock(r, now);
+                break;
             case core::Status::BeforeEpoch:
             case core::Status::EndOfTime:
                 report_clock(r, now);

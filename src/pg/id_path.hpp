@@ -5,6 +5,7 @@
 #include "../core/generator.hpp"
 
 #include "pg_headers.hpp"
+#include "shared_state.hpp"
 
 namespace snowflake::pg {
 
@@ -43,6 +44,19 @@ struct ReservationWait {
 // worker attempted after the call asked, or the absence of the mark worker.
 void await_reservation(int64_t needed_ms, ReservationWait* w);
 
+// A call's wait for a backup worker id (snowflake.clock_backwards =
+// failover), across the slices it takes.
+struct BackupWait {
+    bool asked = false;
+    int64_t since_us = 0;   // monotonic, when the call first asked
+    uint64_t attempts = 0;  // the lease worker's finished attempts then
+};
+// Asks the lease worker for a backup worker id and sleeps on
+// reservation_cv for at most one slice; returns null to decide again, or
+// why no backup id takes over (written into why): an attempt made after
+// the call asked found none, the wait passed its limit, or the node is on
+// a backup already.
+const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]);
 // The generator's state from shared memory, the position read before the
 // clock (the protocol in shared_state.hpp); *cur is the position read, *now
 // the clock. The caller holds the lock.

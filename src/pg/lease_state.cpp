@@ -38,6 +38,13 @@ void init_lease(SharedState* s) {
     l.mark_failures = 0;
     l.mark_error[0] = '\0';
     l.lease_worker_latch = nullptr;
+    pg_atomic_init_u32(&l.backup_wanted, 0);
+    pg_atomic_init_u32(&l.backup_worker_plus1, 0);
+    l.own_last_ms = -1;
+    l.own_high_ms = -1;
+    l.clock_failovers = 0;
+    l.backup_attempts = 0;
+    l.backup_error[0] = '\0';
 }
 
 // The leased worker id, or snowflake.worker_id without leasing.

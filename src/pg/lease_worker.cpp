@@ -109,7 +109,10 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     // previous tenure's fence still holds the reservation down, and only
     // then is the fence lifted; a caller that read the old word fails its
     // swap, and one that reads the new word finds nothing reserved past it.
-    const int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    // After a clock failover the position may be a backup's, below the own
+    // id's ids (own_high_ms): the new tenure starts above those too.
+    int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    if (shared->lease.own_high_ms > cur_ms) cur_ms = shared->lease.own_high_ms;
     const int64_t start_ms = h.floor_ms > cur_ms ? h.floor_ms : cur_ms;
     pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
     if (pg_atomic_read_u64(&shared->fence_ms_plus1) == 0) (void)fence_ids_locked();
@@ -119,6 +122,55 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     lift_fence_locked();
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
+}
+
+// Clock failover: ids go on under backup worker id `worker` after floor_ms
+// (its mark). The own id's tenure is fenced first and its last millisecond
+// kept; the same order as apply_handover(): the word moves while the fence
+// holds the reservation down, the backup's reservation starts at its floor.
+int64_t start_backup(int32_t worker, int64_t floor_ms) {
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    const int64_t own_last = fence_ids_locked();
+    LeaseShared& l = shared->lease;
+    l.own_last_ms = own_last;
+    if (own_last > l.own_high_ms) l.own_high_ms = own_last;
+    // The demand only ever grows; it is the own id's (ahead of the clock
+    // now): the backup's reservations follow its own callers.
+    pg_atomic_write_u64(&shared->demand_ms_plus1, 0);
+    const int64_t start_ms = start_backup_tenure_locked(worker, floor_ms);
+    pg_atomic_write_u64(&l.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
+    lift_fence_locked();
+    l.clock_failovers++;
+    pg_atomic_write_u32(&l.backup_worker_plus1, static_cast<uint32>(worker + 1));
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+    return own_last;
+}
+
+// Back on the own id `worker` after own_last_ms: the backup's tenure
+// fenced, the own id's started after both (nothing of it reserved past
+// that start yet: the next id asks for a write of its mark).
+int64_t end_backup(int32_t worker, int64_t own_last_ms) {
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    const int64_t backup_last = fence_ids_locked();
+    const int64_t start_ms = start_tenure_locked(worker, own_last_ms, 0, kFloorMarkFile);
+    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
+    lift_fence_locked();
+    pg_atomic_write_u32(&shared->lease.backup_worker_plus1, 0);
+    shared->lease.own_last_ms = -1;
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
+    return backup_last;
+}
+
+// The outcome of a failover attempt for waiting callers ("": a backup started).
+void record_backup_attempt(const char* error) {
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    shared->lease.backup_attempts++;
+    snprintf(shared->lease.backup_error, sizeof(shared->lease.backup_error), "%s", error);
+    pg_atomic_write_u32(&shared->lease.backup_wanted, 0);
+    LWLockRelease(shared->lock);
+    ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
 // Records a write of the etcd mark for waiting callers ("" : it succeeded).
@@ -139,7 +191,13 @@ public:
     int64_t id_ms() noexcept override { return now_ms(epoch_unix_us()); }
     bool stop_requested() noexcept override { return ShutdownRequestPending; }
     void publish(const core::Lease& l) noexcept override { pg::publish(l); }
-    int64_t last_ms() noexcept override { return core::packed_ms(pg_atomic_read_u64(&shared->position)); }
+    int64_t last_ms() noexcept override {
+        const int64_t ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+        LWLockAcquire(shared->lock, LW_SHARED);
+        const int64_t own_high = shared->lease.own_high_ms;
+        LWLockRelease(shared->lock);
+        return own_high > ms ? own_high : ms;
+    }
     void start_tenure(int32_t worker, const core::Handover& h, bool etcd_mark_is_ours) noexcept override {
         apply_handover(worker, h, etcd_mark_is_ours);
     }
@@ -157,6 +215,20 @@ public:
         LWLockRelease(shared->lock);
     }
     void record_mark_attempt(const char* error) noexcept override { pg::record_mark_attempt(error); }
+    bool backup_wanted() noexcept override { return pg_atomic_read_u32(&shared->lease.backup_wanted) != 0; }
+    void record_backup_attempt(const char* error) noexcept override { pg::record_backup_attempt(error); }
+    int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
+        return pg::start_backup(worker, floor_ms);
+    }
+    int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept override {
+        return pg::end_backup(worker, own_last_ms);
+    }
+    void backup_lost() noexcept override {
+        LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+        pg_atomic_write_u32(&shared->lease.backup_worker_plus1, 0);
+        shared->lease.own_last_ms = -1;
+        LWLockRelease(shared->lock);
+    }
     uint32_t random() noexcept override {
         uint32_t rnd = 0;
         if (!pg_strong_random(&rnd, sizeof(rnd))) rnd = static_cast<uint32_t>(boottime_ns());

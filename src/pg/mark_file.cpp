@@ -97,6 +97,9 @@ void mark_shutdown(int code, Datum) {
     if (code != 0 || shared == nullptr || shared->mark_status == kMarkCorrupt) return;
     core::Mark mark;
     mark.ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    // On (or after) a backup worker id the position may be below the own
+    // id's ids (shared_state.hpp, own_high_ms).
+    if (shared->lease.own_high_ms > mark.ms) mark.ms = shared->lease.own_high_ms;
     if (mark.ms < 0) return;  // nothing issued and no mark: nothing to keep
     if (mark.ms == shared->loaded.ms) {
         // Nothing issued since start: the mark loaded at start is still what

@@ -125,6 +125,21 @@ struct LeaseShared {
     uint64_t mark_failures;          // ... that failed
     char mark_error[kErrorTextSize];  // the last one's failure; "" if it succeeded
     Latch* lease_worker_latch;       // lock: nullptr while the lease worker is not running
+    // Clock failover (snowflake.clock_backwards = failover, core/backup.hpp).
+    // A backend whose clock is behind past the tolerance sets backup_wanted
+    // and waits; the lease worker clears it with each attempt's outcome.
+    pg_atomic_uint32 backup_wanted;
+    pg_atomic_uint32 backup_worker_plus1;  // the backup worker id in use + 1 (0: none)
+    // lock:
+    int64_t own_last_ms;             // while on a backup: the own id's last millisecond
+    // The highest millisecond ever issued under the own id by this run,
+    // kept when a backup started (-1: none): the position's millisecond may
+    // be lower while the backup's ids are issued. The exact mark at a clean
+    // stop and the hand-over of a new tenure take the higher of the two.
+    int64_t own_high_ms;
+    uint64_t clock_failovers;        // backups started since the server started
+    uint64_t backup_attempts;        // attempts the lease worker finished
+    char backup_error[kErrorTextSize];  // the last one's failure; "" if it started a backup
 };
 
 // What wal.cpp keeps in shared memory (SharedState::wal).

@@ -149,6 +149,15 @@ int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, 
     return ms;
 }
 
+// Starts a backup tenure of `worker` after floor_ms (shmem.hpp).
+int64_t start_backup_tenure_locked(int32_t worker, int64_t floor_ms) {
+    const uint64 next =
+        swap_position([&](uint64) { return snowflake::core::backup_position(floor_ms, worker); });
+    const int64_t ms = snowflake::core::packed_ms(next);
+    set_floor_locked(ms, 0, kFloorHandover);
+    return ms;
+}
+
 // Raises the position to "floor_ms used up" (shmem.hpp).
 bool raise_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
     const uint64 before = pg_atomic_read_u64(&shared->position);

@@ -24,6 +24,11 @@ void lift_fence_locked();
 // grace_ms and named by source. Call it with the previous tenure's fence in
 // place, and lift the fence after.
 int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, FloorSource source);
+// A tenure of a backup worker id (clock failover, core/backup.hpp): the
+// position moves to "after floor_ms" (the backup's mark) with `worker`,
+// whatever its millisecond was (it belongs to the own id); floor_ms becomes
+// the generator's floor, no grace. Same protocol as start_tenure_locked().
+int64_t start_backup_tenure_locked(int32_t worker, int64_t floor_ms);
 // Raises the position to "floor_ms used up" (worker id unchanged); when it
 // moved, floor_ms becomes the generator's floor (grace_ms, source) and the
 // result is true.

@@ -92,6 +92,9 @@ StatsSnapshot take_stats_snapshot() {
     s.lease_failures = ls.failures;
     snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);
     s.lease_last_error_reason = static_cast<core::LeaseError>(ls.last_error_reason);
+    s.backup_worker_id = static_cast<int32_t>(pg_atomic_read_u32(&ls.backup_worker_plus1)) - 1;
+    s.backup_until_ms = s.backup_worker_id >= 0 ? ls.own_last_ms : -1;
+    s.clock_failovers = ls.clock_failovers;
     LWLockRelease(shared->lock);
     // The coordinator's own way to print the lease: etcd's lease id in
     // decimal, ZooKeeper's session id in hex (as zkCli and the server log

@@ -267,8 +267,42 @@ void ZkCoordinator::close_session() noexcept {
         zh_ = nullptr;
     }
     session_ = 0;
-    claimed_worker_ = -1;
-    claimed_version_ = 0;
+    claimed_.clear();
+}
+
+const ZkCoordinator::Claimed* ZkCoordinator::find_claimed(int32_t worker) const noexcept {
+    for (const Claimed& c : claimed_)
+        if (c.worker == worker) return &c;
+    return nullptr;
+}
+
+void ZkCoordinator::add_claimed(int32_t worker, int32_t version) noexcept {
+    drop_claimed(worker);
+    claimed_.push_back(Claimed{worker, version});
+}
+
+void ZkCoordinator::drop_claimed(int32_t worker) noexcept {
+    for (size_t i = 0; i < claimed_.size(); i++)
+        if (claimed_[i].worker == worker) {
+            claimed_.erase(claimed_.begin() + static_cast<std::ptrdiff_t>(i));
+            return;
+        }
+}
+
+core::CoordStatus ZkCoordinator::delete_claimed(const Claimed& c) noexcept {
+    auto* p = new Pending;
+    const std::string path = worker_path(c.worker);
+    const int rc = zoo_adelete(zh_, path.c_str(), c.version, on_void, p);
+    if (rc != ZOK) {
+        delete p;
+        return status_of(rc, "deleting the worker node");
+    }
+    core::CoordStatus s = wait(p, options_.timeout_ms, "deleting the worker node");
+    if (!p->done) return s;
+    const int done_rc = p->rc;
+    delete p;
+    return done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{}
+                                                        : status_of(done_rc, "deleting the worker node");
 }
 
 core::CoordStatus ZkCoordinator::ensure_path(const std::string& path) noexcept {
@@ -358,24 +392,11 @@ core::CoordStatus ZkCoordinator::keepalive(int64_t lease_id) noexcept {
 core::CoordStatus ZkCoordinator::release(int64_t lease_id) noexcept {
     if (zh_ == nullptr || lease_id != session_) return core::CoordStatus{};  // gone already
     core::CoordStatus s;
-    if (claimed_worker_ >= 0 && !expired_) {
-        // The ephemeral node goes with the session; deleting it first frees
-        // the id even if the close request is lost.
-        auto* p = new Pending;
-        const std::string path = worker_path(claimed_worker_);
-        const int rc = zoo_adelete(zh_, path.c_str(), claimed_version_, on_void, p);
-        if (rc != ZOK) {
-            delete p;
-            s = status_of(rc, "deleting the worker node");
-        } else {
-            s = wait(p, options_.timeout_ms, "deleting the worker node");
-            if (p->done) {
-                const int done_rc = p->rc;
-                delete p;
-                s = done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{}
-                                                                 : status_of(done_rc, "deleting the worker node");
-            }
-        }
+    // The ephemeral nodes go with the session; deleting them first frees
+    // the ids even if the close request is lost.
+    for (const Claimed& c : claimed_) {
+        if (expired_ || !s.ok()) break;
+        s = delete_claimed(c);
         if (s.code == core::CoordCode::SessionGone) s = core::CoordStatus{};
     }
     // The close request waits for the ensemble's answer; when the delete got
@@ -426,6 +447,15 @@ core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker)
     return status_of(del_rc, "deleting the previous run's worker node");
 }
 
+core::CoordStatus ZkCoordinator::unclaim(int32_t worker, int64_t lease_id) noexcept {
+    if (zh_ == nullptr || expired_ || lease_id != session_) return core::CoordStatus{};  // gone with the session
+    const Claimed* c = find_claimed(worker);
+    if (c == nullptr) return core::CoordStatus{};  // not ours
+    const core::CoordStatus s = delete_claimed(*c);
+    if (s.ok()) drop_claimed(worker);
+    return s;
+}
+
 core::CoordWorkers ZkCoordinator::list_workers() noexcept {
     core::CoordWorkers w;
     if (zh_ == nullptr || expired_) {
@@ -474,8 +504,7 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
     delete p;
     if (create_rc == ZOK) {
         c.claimed = true;
-        claimed_worker_ = worker;
-        claimed_version_ = 0;
+        add_claimed(worker, 0);
         return c;
     }
     if (create_rc != ZNODEEXISTS) {
@@ -500,8 +529,7 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
         c.holder_lease = p->stat.ephemeralOwner;
         if (c.holder_lease == session_) {
             // Created by an earlier claim of ours whose answer was lost.
-            claimed_worker_ = worker;
-            claimed_version_ = p->stat.version;
+            add_claimed(worker, p->stat.version);
         }
     } else {
         c.status = status_of(p->rc, "reading the holder of a worker id");
@@ -546,15 +574,17 @@ core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string
         w.status = no_session("writing the mark");
         return w;
     }
-    if (claimed_worker_ != worker) {
+    const Claimed* mine = find_claimed(worker);
+    if (mine == nullptr) {
         w.guard_failed = true;  // not ours in this session
         return w;
     }
+    const int32_t claimed_version = mine->version;
     auto* p = new Pending;
     p->paths[0] = worker_path(worker);
     p->paths[1] = mark_path(worker);
     p->data = value;
-    zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), claimed_version_);
+    zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), claimed_version);
     if (expected_revision == 0)
         zoo_create_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
                            &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, p->created_path, sizeof(p->created_path));

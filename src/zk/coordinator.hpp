@@ -54,6 +54,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 typedef struct _zhandle zhandle_t;  // <zookeeper/zookeeper.h>
 struct timeval;
@@ -83,6 +84,7 @@ public:
     core::CoordStatus keepalive(int64_t lease_id) noexcept override;
     core::CoordStatus release(int64_t lease_id) noexcept override;
     core::CoordStatus release_other(int64_t lease_id, int32_t worker) noexcept override;
+    core::CoordStatus unclaim(int32_t worker, int64_t lease_id) noexcept override;
     core::CoordWorkers list_workers() noexcept override;
     core::CoordClaim claim(int32_t worker, const std::string& identity, int64_t lease_id) noexcept override;
     core::CoordMarkRead read_mark(int32_t worker) noexcept override;
@@ -132,8 +134,18 @@ private:
     zhandle_t* zh_ = nullptr;
     int64_t session_ = 0;       // the session id once established (0: none)
     bool expired_ = false;      // the ensemble said the session expired
-    int32_t claimed_worker_ = -1;  // the worker node we created in this session
-    int32_t claimed_version_ = 0;  // its version
+    // The worker nodes we created in this session (its own id, and a backup
+    // id while one is held: core/backup.hpp), each with its version.
+    struct Claimed {
+        int32_t worker;
+        int32_t version;
+    };
+    std::vector<Claimed> claimed_;
+    const Claimed* find_claimed(int32_t worker) const noexcept;
+    void add_claimed(int32_t worker, int32_t version) noexcept;
+    void drop_claimed(int32_t worker) noexcept;
+    // Deletes the worker node of ours c (a node already gone counts as deleted).
+    core::CoordStatus delete_claimed(const Claimed& c) noexcept;
 };
 
 }  // namespace snowflake::zk

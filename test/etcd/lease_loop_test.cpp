@@ -4,6 +4,7 @@
 // state (the generator, the published lease and reservation, the demand of
 // a caller), standing in for shared memory and backends.
 
+#include "core/backup.hpp"
 #include "core/generator.hpp"
 #include "core/etcd_schema.hpp"
 #include "core/handover.hpp"
@@ -117,9 +118,12 @@ public:
         if (fenced_ || !core::lease::may_issue(state_, deadline_ns_, mono_ns())) return 0;
         gen_.reserved_until_ms = core::issue_limit_ms(core::kMaxMs, etcd_reserved_);
         const int64_t now = id_ms();
-        const core::Next n = core::next_id(gen_, now, core::Config{worker_, 0});
+        core::Config c{worker_, 0};
+        c.failover = failover_;
+        const core::Next n = core::next_id(gen_, now, c);
         last_status_ = n.status;
         if (n.status == core::Status::NeedReservation) demand_ = std::max(demand_, now);
+        if (n.status == core::Status::ClockBehind && failover_) backup_wanted_ = true;
         if (n.status != core::Status::Issued) return 0;
         return n.first_id;
     }
@@ -128,6 +132,14 @@ public:
     bool shutdown() { return driver_.shutdown(); }
 
     const core::Lease& lease() const { return driver_.lease(); }
+    // Clock failover (snowflake.clock_backwards = failover): on, and the
+    // clock moved by delta_ms.
+    void set_failover(bool on) { failover_ = on; }
+    void move_clock(int64_t delta_ms) { skew_ms_ += delta_ms; }
+    int32_t backup() const { return backup_; }
+    int32_t worker() const { return worker_; }
+    const std::string& backup_error() const { return backup_error_; }
+    uint64_t backup_attempts() const { return backup_attempts_; }
     int64_t floor_ms() const { return floor_ms_; }
     int64_t etcd_reserved() const { return etcd_reserved_; }
     const std::vector<std::string>& log_lines() const { return log_; }
@@ -178,6 +190,33 @@ public:
         mark_error_ = error;
         mark_attempts_.push_back(error);
     }
+    bool backup_wanted() noexcept override { return backup_wanted_; }
+    void record_backup_attempt(const char* error) noexcept override {
+        backup_error_ = error;
+        backup_attempts_++;
+        backup_wanted_ = false;
+    }
+    int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
+        const int64_t own_last = fence_ids();
+        gen_ = core::state_after(floor_ms);  // core::backup_position: after the backup's mark
+        worker_ = worker;
+        etcd_reserved_ = gen_.last_ms;
+        demand_ = -1;
+        fenced_ = false;
+        backup_ = worker;
+        return own_last;
+    }
+    int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept override {
+        const int64_t backup_last = fence_ids();
+        const int64_t start = std::max(own_last_ms, gen_.last_ms);
+        gen_ = core::state_after(start);
+        worker_ = worker;
+        etcd_reserved_ = start;
+        fenced_ = false;
+        backup_ = -1;
+        return backup_last;
+    }
+    void backup_lost() noexcept override { backup_ = -1; }
     uint32_t random() noexcept override { return static_cast<uint32_t>(rng_()); }
     void log(const char* message, const char* detail, const char* hint) noexcept override {
         log_.push_back(std::string(message) + (detail != nullptr ? std::string(" / ") + detail : "") +
@@ -200,6 +239,11 @@ private:
     std::vector<std::string> mark_attempts_;
     std::vector<std::string> log_;
     core::Status last_status_ = core::Status::Issued;
+    bool failover_ = false;
+    bool backup_wanted_ = false;
+    int32_t backup_ = -1;
+    std::string backup_error_;
+    uint64_t backup_attempts_ = 0;
     coord::LeaseDriver driver_;  // last: it starts with the host's clock
 };
 
@@ -234,6 +278,95 @@ TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
     EXPECT_GT(a.etcd_reserved(), core::decompose(ida).ms);
     EXPECT_TRUE(a.shutdown());
     EXPECT_TRUE(b.shutdown());
+}
+
+// Clock failover (core/backup.hpp): the clock steps back an hour; ids go
+// on under a backup id claimed in the same lease, which no other node can
+// take meanwhile; when the clock passes the own id's last millisecond the
+// node is back on it and the backup is free at once. No id twice.
+TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
+    Node a(prefix_, "node-a", 5, 5);
+    a.set_failover(true);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    std::vector<int64_t> ids;
+    int64_t id = 0;
+    for (int i = 0; i < 20; i++) {
+        ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+        ids.push_back(id);
+    }
+    const int64_t own_last = core::decompose(ids.back()).ms;
+
+    a.move_clock(-3600 * 1000);
+    EXPECT_EQ(a.issue(), 0);
+    EXPECT_NE(a.debug().find("status=4 "), std::string::npos) << "ClockBehind (4) first: " << a.debug();
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug() << " " << a.backup_error();
+    const int32_t backup = a.backup();
+    ASSERT_GE(backup, 0);
+    EXPECT_NE(backup, 5);
+    EXPECT_EQ(core::decompose(id).worker, backup);
+    EXPECT_LT(core::decompose(id).ms, own_last);  // from the current (stepped back) millisecond
+    EXPECT_EQ(a.lease().worker, 5);  // the own id is kept
+    ids.push_back(id);
+    for (int i = 0; i < 20; i++) {
+        ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+        EXPECT_EQ(core::decompose(id).worker, backup);
+        ids.push_back(id);
+    }
+
+    // Nobody else can take the backup while it is held.
+    {
+        Node b(prefix_, "node-b", backup, 5);
+        ASSERT_TRUE(b.run_until([&] { return b.lease().taken_by_other; }, 3000)) << b.lease().last_error;
+        EXPECT_TRUE(b.shutdown());
+    }
+
+    // The clock back where it was (and a little more): ids under the own id
+    // again, after its last millisecond; the backup's key deleted at once.
+    a.move_clock(3600 * 1000 + 50);
+    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000)) << a.debug();
+    EXPECT_EQ(core::decompose(id).worker, 5);
+    EXPECT_GT(core::decompose(id).ms, own_last);
+    ids.push_back(id);
+    Node c(prefix_, "node-c", backup, 5);
+    ASSERT_TRUE(c.run_until([&] { return held(c); }, 3000)) << c.lease().last_error;
+    int64_t idc = 0;
+    ASSERT_TRUE(c.run_until([&] { return (idc = c.issue()) != 0; }, 3000)) << c.debug();
+    ids.push_back(idc);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "an id was issued twice";
+    bool logged = false;
+    for (const std::string& line : a.log_lines())
+        logged = logged || line.find("back on worker id 5: released backup worker id " + std::to_string(backup)) !=
+                               std::string::npos;
+    EXPECT_TRUE(logged);
+    EXPECT_TRUE(c.shutdown());
+    EXPECT_TRUE(a.shutdown());
+}
+
+// No usable backup: every other id's mark is ahead of the clock. The
+// attempt says so (the backend's SF001 detail) and gives every id back.
+TEST_F(LeaseLoop, NoBackupWhenEveryFreeIdsMarkIsAhead) {
+    etcd::Client admin(options());
+    core::Mark ahead;
+    ahead.ms = wall_ms(0) + 3600 * 1000;
+    for (int32_t w = 0; w <= core::kMaxWorker; w++) {
+        if (w == 5) continue;
+        ASSERT_TRUE(admin.put(core::mark_key(prefix_, w), core::encode_etcd_mark(ahead)).status.ok());
+    }
+    Node a(prefix_, "node-a", 5, 5);
+    a.set_failover(true);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    int64_t id = 0;
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+    a.move_clock(-60 * 1000);
+    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.backup_attempts() > 0; }, 5000)) << a.debug();
+    EXPECT_LT(a.backup(), 0);
+    EXPECT_NE(a.backup_error().find("mark ahead of the clock"), std::string::npos) << a.backup_error();
+    // Every id tried was given back.
+    const etcd::RangeResult r = admin.range(core::workers_prefix(prefix_));
+    ASSERT_TRUE(r.status.ok());
+    EXPECT_EQ(r.kvs.size(), 1u);
+    EXPECT_TRUE(a.shutdown());
 }
 
 TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
