@@ -592,8 +592,12 @@ if pg_start "$G"; then
     pg_stop "$G"
 else
     pg_reap "$G"
-    check "15: failover with a static worker id: no start, FATAL says it needs leased worker ids" \
-        grep -q 'FATAL:  snowflake.clock_backwards = failover needs leased worker ids' "$G/server.log"
+    # In the FATAL's message or its detail, whichever shape it takes.
+    check "15: failover with a static worker id: no start, a FATAL saying it needs leased worker ids" \
+        awk '/FATAL:/ { f = 1 } f && /snowflake\.clock_backwards = failover needs leased worker ids/ { found = 1 } END { exit !found }' \
+        "$G/server.log"
+    check "15: ... a hint names snowflake.etcd_endpoints and snowflake.zookeeper_hosts" \
+        grep -q 'HINT: .*snowflake\.etcd_endpoints.*snowflake\.zookeeper_hosts' "$G/server.log"
 fi
 
 # ---------------------------------------------------------------------------
