@@ -62,7 +62,7 @@
 #      it, and the second node takes the backup id at once; every other
 #      worker id held (keys written in one batch): SF001 saying no backup
 #      worker id could be taken; failover with a static worker id: FATAL at
-#      start
+#      start, refused by ALTER SYSTEM and by a reload
 #
 
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
@@ -598,6 +598,23 @@ else
         "$G/server.log"
     check "15: ... a hint names snowflake.etcd_endpoints and snowflake.zookeeper_hosts" \
         grep -q 'HINT: .*snowflake\.etcd_endpoints.*snowflake\.zookeeper_hosts' "$G/server.log"
+fi
+# ... and on a running server with a static worker id, failover is refused
+# by ALTER SYSTEM and by a reload (the value stays refuse).
+pg_conf "$G" "snowflake.clock_backwards = refuse"
+if start "$G"; then
+    like "15: a static worker id: ALTER SYSTEM SET snowflake.clock_backwards = failover is an error" \
+        "$(pg_psql "$G" -c "ALTER SYSTEM SET snowflake.clock_backwards = failover" 2>&1)" \
+        'ERROR: .*snowflake\.clock_backwards(.|\n)*needs leased worker ids'
+    off=$(log_size "$G")
+    pg_conf "$G" "snowflake.clock_backwards = failover"
+    pg_val "$G" "SELECT pg_reload_conf()" >/dev/null
+    reload_seen() { log_since "$G" "$off" | grep -q 'needs leased worker ids'; }
+    check "15: ... a reload to failover: the log says it needs leased worker ids" wait_for "reload" 5 reload_seen
+    is "15: ... and the value stays refuse" "$(pg_val "$G" "SHOW snowflake.clock_backwards")" refuse
+    pg_stop "$G"
+else
+    not_ok "15: a static worker id with refuse starts"
 fi
 
 # ---------------------------------------------------------------------------
