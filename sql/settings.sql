@@ -53,6 +53,11 @@ ALTER SYSTEM SET snowflake.worker_id = -2;
 \echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.clock_tolerance_ms = 10001;
 \echo :LAST_ERROR_SQLSTATE
+-- A backup worker id needs leased ids: refused without a coordinator.
+ALTER SYSTEM SET snowflake.clock_backwards = failover;
+\echo :LAST_ERROR_SQLSTATE
+ALTER SYSTEM SET snowflake.clock_backwards = sometimes;
+\echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.epoch = 'not a time';
 \echo :LAST_ERROR_SQLSTATE
 ALTER SYSTEM SET snowflake.epoch = 'now';

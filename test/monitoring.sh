@@ -9,7 +9,8 @@
 #   1  docs/monitoring/snowflake-rules.yml: promtool check rules, and
 #      promtool test rules (snowflake-rules.test.yml feeds series and expects
 #      alerts and non-alerts); the tests can fail (a threshold changed in a
-#      copy of the rules makes them fail)
+#      copy of the rules makes them fail: SnowflakeNearCap, and
+#      SnowflakeRepeatedClockFailovers)
 #      docs/monitoring/README.md's prometheus.yml passes promtool check config
 #   2  a real server (snowflake preloaded, snowflake.http_listen set): its
 #      /metrics passes promtool check metrics; every metric of the scrape is
@@ -141,6 +142,9 @@ case_1() {
     cp "$RULES_TEST" "$WORK/teeth/"
     (cd "$WORK/teeth" && promtool test rules "$(basename "$RULES_TEST")" >/dev/null 2>&1)
     is "1: ... and fail when a threshold changes (SnowflakeNearCap at 99%)" "$?" 1
+    sed 's/increase(snowflake_clock_failovers_total\[1h\]) >= 2/increase(snowflake_clock_failovers_total[1h]) >= 3/' "$RULES" >"$WORK/teeth/$(basename "$RULES")"
+    (cd "$WORK/teeth" && promtool test rules "$(basename "$RULES_TEST")" >/dev/null 2>&1)
+    is "1: ... and fail when a threshold changes (SnowflakeRepeatedClockFailovers at 3)" "$?" 1
     # The copy-paste prometheus.yml of docs/monitoring/README.md, with its
     # files where this run has them.
     sed -n '/^# prometheus.yml$/,/^```$/p' docs/monitoring/README.md | sed '$d' |
@@ -202,7 +206,7 @@ PY
     # The panels the dashboard promises.
     local title missing=""
     for title in "Ids issued per second" "Cap usage" "Refusals per second by SQLSTATE" "Lease state" \
-        "Lease time left" "Clock error" "Mark write time" "HTTP answers per second" "HTTP time to answer (p50, p99)"; do
+        "Lease time left" "Clock error" "Backup worker id" "Mark write time" "HTTP answers per second" "HTTP time to answer (p50, p99)"; do
         jq -e --arg t "$title" '[.panels[] | select(.title == $t)] | length == 1' "$DASHBOARD" >/dev/null || missing="$missing [$title]"
     done
     is "3: the dashboard has its panels" "${missing# }" ""

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/lease.hpp"
@@ -64,13 +65,28 @@ bool generator_ready(char* code, char* reason, size_t len) {
     const core::Config config{core::packed_worker(cur), clock_tolerance_ms};
     const core::Next r = core::next_ids(g, now, config, 1);
     switch (r.status) {
-        case core::Status::ClockBehind:
+        case core::Status::ClockBehind: {
+            // snowflake.clock_backwards = failover: a probe asks for the
+            // backup worker id too, as an id call would, so that a node
+            // that only serves ready traffic is not kept out until its
+            // clock catches up; the next probe finds it on the backup.
+            const bool failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) &&
+                                  shared->lease.leasing && pg_atomic_read_u32(&shared->lease.backup_worker_plus1) == 0;
+            if (failover) {
+                pg_atomic_write_u32(&shared->lease.backup_wanted, 1);
+                LWLockAcquire(shared->lock, LW_SHARED);
+                Latch* lease_latch = shared->lease.lease_worker_latch;
+                LWLockRelease(shared->lock);
+                if (lease_latch != nullptr) SetLatch(lease_latch);
+            }
             snprintf(code, 6, "%s", "SF001");
             snprintf(reason, len,
                      "system clock is %lld ms behind the last id, beyond "
-                     "snowflake.clock_tolerance_ms (%d)",
-                     static_cast<long long>(r.behind_ms), clock_tolerance_ms);
+                     "snowflake.clock_tolerance_ms (%d)%s",
+                     static_cast<long long>(r.behind_ms), clock_tolerance_ms,
+                     failover ? "; a backup worker id was asked for (snowflake.clock_backwards = failover)" : "");
             return false;
+        }
         case core::Status::BeforeEpoch:
         case core::Status::EndOfTime:
             snprintf(code, 6, "%s", "SF002");

@@ -137,8 +137,16 @@ int64_t start_backup(int32_t worker, int64_t floor_ms) {
     // The demand only ever grows; it is the own id's (ahead of the clock
     // now): the backup's reservations follow its own callers.
     pg_atomic_write_u64(&shared->demand_ms_plus1, 0);
-    const int64_t start_ms = start_backup_tenure_locked(worker, floor_ms);
+    // The backup's word is below the fence (its millisecond is the backup's
+    // mark, the fence the own id's last one), so the fence does not hold
+    // its ids back: the reservation comes down to the backup's start first,
+    // then the word moves. A caller that reads the new word reads this
+    // reservation after it (shared_state.hpp) and finds nothing to issue
+    // until the backup's mark is written past the clock.
+    const int64_t start_ms = floor_ms < -1 ? -1 : floor_ms;
     pg_atomic_write_u64(&l.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
+    publish_reservation_locked();
+    (void)start_backup_tenure_locked(worker, floor_ms);
     lift_fence_locked();
     l.clock_failovers++;
     pg_atomic_write_u32(&l.backup_worker_plus1, static_cast<uint32>(worker + 1));
