@@ -272,11 +272,13 @@ fault() {
     local i= dir= note= p pid
     if [ "$what" = start ]; then
         # A "holder" fault picks its node now; a fault whose node another
-        # fault is on (a "holder" fault picked it) does not start.
+        # fault is on (a "holder" fault picked it) does not start. A
+        # clock_back fault is the exception: it overlaps others on its node
+        # by design, and leaves the node to them (never marked busy).
         [ "$target" != holder ] || target=$(pick_holder "$num")
         if [ -z "$target" ]; then
             note="no node that no fault is on holds a worker id another node asks for"
-        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ]; then
+        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ] && [ "$kind" != clock_back ]; then
             note="fault #${BUSY[$target]} is on $target"
         fi
         if [ -n "$note" ]; then
@@ -288,11 +290,11 @@ fault() {
             return
         fi
         RESOLVED[$num]=$target
-        [[ $target != node* ]] || BUSY[$target]=$num
+        [[ $target != node* ]] || [ "$kind" = clock_back ] || BUSY[$target]=$num
     else
         [ -z "${SKIPPED[$num]:-}" ] || return
         target=${RESOLVED[$num]:-$target}
-        [ "$what" != end ] || [[ $target != node* ]] || unset "BUSY[$target]"
+        [ "$what" != end ] || [[ $target != node* ]] || [ "$kind" = clock_back ] || unset "BUSY[$target]"
     fi
     if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
     case "$what $kind" in
