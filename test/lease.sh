@@ -4,7 +4,7 @@
 # minimum, to keep the suite short). COORDINATOR=zookeeper runs the same
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
-# cases 1 to 7, 10 and 12 run for both; 8, 9 and 11 drive etcd itself
+# cases 1 to 7, 10, 12 and 15 run for both; 8, 9 and 11 drive etcd itself
 # (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 and 14
 # drive ZooKeeper's client and run with ZooKeeper only.
 #
@@ -51,6 +51,18 @@
 #      second); a node listing two servers, the one it is connected to
 #      killed: it moves to the other within its session (same session, no
 #      id refused); a node listing the dead server first holds an id
+#  15  the clock stepped back 1 h (libfaketime), issue 21: with
+#      snowflake.clock_backwards = refuse (the default) today's SF001; set
+#      to failover (ALTER SYSTEM, reload), ids keep coming within the bounded
+#      wait under a backup worker id (snowflake_stats: backup_worker_id,
+#      backup_until, clock_failovers = 1), none equal to an earlier id; a
+#      second node asking for the backup id gets SF003 naming the holder;
+#      the clock set 10 s behind the node's last id under its own id: it
+#      goes back to its own id once the clock passes that id, with ids above
+#      it, and the second node takes the backup id at once; every other
+#      worker id held (keys written in one batch): SF001 saying no backup
+#      worker id could be taken; failover with a static worker id: FATAL at
+#      start, refused by ALTER SYSTEM and by a reload
 #
 
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
@@ -432,6 +444,178 @@ first_id_of() {
     done
     return 1
 }
+
+# ---------------------------------------------------------------------------
+# (Case 15 runs here too, on the first cluster: 11 replaces etcd, 13 and 14
+# kill ZooKeeper servers.)
+echo "# 15: the clock stepped back: refuse, then fail over to a backup worker id"
+P15=/case15
+ALL15=$WORK/ids15   # every id of the case: none may appear twice
+# ids_to FILE DIR N: N ids of the node, "<id> <worker id>" a line, into FILE.
+ids_to() { pg_psql "$2" -A -t -F ' ' -c "SELECT x, snowflake_worker_id(x) FROM snowflake_nextval_batch($3) x" >"$1"; }
+stats15() { stat_of "$1" "coalesce(backup_worker_id::text, 'null') || ' ' || coalesce(backup_until::text, 'null') || ' ' || clock_failovers"; }
+V=$(node v "snowflake.lease_prefix = '$P15'")
+ft_set "$V" 0
+mapfile -t fenv < <(ft_env "$V")
+pg_start "$V" "${fenv[@]}" || not_ok "15: the node starts under libfaketime"
+helpers "$V"
+wait_for "held" 15 held "$V" || not_ok "15: the node holds a lease" "$(stat_of "$V" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+WV=$(stat_of "$V" worker_id)
+ids_to "$WORK/ids15a" "$V" 2000
+cut -d' ' -f1 "$WORK/ids15a" >"$ALL15"
+OWN_MAX=$(sort -n "$ALL15" | tail -1)
+
+# refuse, the default: today's SF001.
+ft_set "$V" -3600
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$V")"
+is "15: refuse (the default), the clock 1 h back: SF001" "$state" SF001
+like "15: ... 'system clock moved backwards by N ms'" "$msg" '^system clock moved backwards by 3[56][0-9]{5} ms$'
+like "15: ... the detail as before (no backup worker id tried)" "$detail" \
+    '^Ids have been issued up to [^;]*; snowflake\.clock_tolerance_ms is [0-9]+\.$'
+is "15: ... no backup worker id, no failover counted" "$(stats15 "$V")" "null null 0"
+
+# failover: set with ALTER SYSTEM and a reload; the next call takes a backup id.
+if pg_psql "$V" -c "ALTER SYSTEM SET snowflake.clock_backwards = failover" -c "SELECT pg_reload_conf()" >/dev/null 2>"$WORK/alter15"; then
+    ok "15: ALTER SYSTEM SET snowflake.clock_backwards = failover, and a reload"
+else
+    not_ok "15: ALTER SYSTEM SET snowflake.clock_backwards = failover, and a reload" "$(head -2 "$WORK/alter15")"
+fi
+reloaded() { [ "$(pg_val "$V" "SHOW snowflake.clock_backwards" 2>/dev/null)" = failover ]; }
+wait_for "reloaded" 5 reloaded
+off=$(log_size "$V")
+t0=$(real_now)
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$V")"
+el=$(elapsed_since "$t0")
+is "15: failover, the clock 1 h back: the next call issues an id" "$state${msg:+ $msg}${detail:+ ($detail)}" 00000
+# The backend waits at most 5 s for the backup id (one psql call around it).
+if fcmp "$el" '<' 6; then ok "15: ... within the bounded wait ($el s)"; else not_ok "15: ... within the bounded wait (5 s)" "took $el s"; fi
+[[ $id =~ ^[0-9]+$ ]] && echo "$id" >>"$ALL15"
+ids_to "$WORK/ids15b" "$V" 2000
+cut -d' ' -f1 "$WORK/ids15b" >>"$ALL15"
+WB=$(stat_of "$V" backup_worker_id)
+like "15: snowflake_stats shows the backup worker id" "$WB" '^[0-9]+$'
+cmp_num "15: ... another worker id than the node's own ($WV)" "${WB:-$WV}" -ne "$WV"
+is "15: ids carry the backup worker id" "$(awk '{ print $2 }' "$WORK/ids15b" | sort -u | tr '\n' ' ')" "$WB "
+is "15: ... and lie below the ids issued before the step (ids are not increasing node-wide)" \
+    "$(awk -v m="$OWN_MAX" '{ print ($1 < m) ? "below" : "above" }' "$WORK/ids15b" | sort -u)" below
+is "15: no id issued twice" "$(sort "$ALL15" | uniq -d | wc -l)" 0
+is "15: clock_failovers = 1" "$(stat_of "$V" clock_failovers)" 1
+# backup_until: the node's last millisecond under its own id, about 1 h
+# ahead of the node's clock now.
+is "15: backup_until is the time of the last id under the node's own id" \
+    "$(stat_of "$V" "backup_until = snowflake_timestamp($OWN_MAX)")" t
+is "15: ... about 1 h ahead of the node's clock" \
+    "$(stat_of "$V" "backup_until - clock_timestamp() BETWEEN interval '3500 s' AND interval '3601 s'")" t
+like "15: the log says so" "$(log_since "$V" "$off" | grep 'LOG:  snowflake')" "LOG:  snowflake clock stepped back: issuing ids under backup worker id $WB"
+check "15: the backup id's worker key is in $COORDINATOR" key_exists "$P15/workers/$WB"
+
+# A second node asking for the backup id cannot take it while it is held.
+G=$(node g "snowflake.lease_prefix = '$P15'" "snowflake.worker_id = ${WB:-1}")
+start "$G" && helpers "$G"
+refused15() { state_is "$G" acquiring && [ -n "$(stat_of "$G" lease_last_error 2>/dev/null)" ]; }
+wait_for "refused" 10 refused15
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$G")"
+is "15: a second node with worker id $WB refuses ids while the backup id is held: SF003" "$state" SF003
+like "15: ... the detail names the node holding it" "$detail" \
+    "worker id $WB is held by another node: host .* port [0-9]+ \\(system identifier $(pg_val "$V" "SELECT system_identifier FROM pg_control_system()")"
+
+# The clock set 10 s behind the last id under the node's own id: the node
+# keeps the backup id until its clock passes that millisecond, then goes
+# back to its own id and releases the backup id at once.
+BU=$(stat_of "$V" "extract(epoch FROM snowflake_timestamp($OWN_MAX))")
+ft_set_clock "$V" "$(awk -v b="$BU" 'BEGIN { printf "%.6f", b - 10 }')"
+: >"$WORK/load15"
+load "$V" "$WORK/load15"; L=$LOAD_PID
+off=$(log_size "$V")
+back_home() { [ "$(stat_of "$V" "backup_worker_id IS NULL" 2>/dev/null)" = t ]; }
+t0=$(real_now)
+if wait_for "back" 20 back_home; then
+    el=$(elapsed_since "$t0")
+    ok "15: the node goes back to its own id when its clock passes it ($el s after the clock was set 10 s behind)"
+    fcmp "$el" '>' 8 || not_ok "15: ... not before its clock passed the last id under its own id" "after $el s"
+    t_back=$(real_now)
+    if wait_for "g held" 5 held "$G"; then
+        ok "15: the second node takes worker id $WB at once ($(elapsed_since "$t_back") s)"
+    else
+        not_ok "15: the second node takes worker id $WB at once" "$(stat_of "$G" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+    fi
+else
+    not_ok "15: the node goes back to its own id within 20 s of its clock set 10 s behind" "$(stats15 "$V")"
+fi
+sleep 0.5
+stop_load "$L"
+awk '$2 ~ /^[0-9]+$/ { print $2 }' "$WORK/load15" >"$WORK/ids15c"
+cat "$WORK/ids15c" >>"$ALL15"
+LAST=$(tail -1 "$WORK/ids15c")
+is "15: ... its ids carry its own worker id $WV again" "$(pg_val "$V" "SELECT snowflake_worker_id(${LAST:-0})") $(pg_val "$V" "SELECT snowflake_worker_id(snowflake_nextval())")" "$WV $WV"
+n_own=0; n_low=0
+while read -r x; do
+    [ $(((x >> 12) & 1023)) = "$WV" ] || continue
+    n_own=$((n_own + 1)); [ "$x" -gt "$OWN_MAX" ] || n_low=$((n_low + 1))
+done <"$WORK/ids15c"
+is "15: ... all $n_own ids under it lie above the ids issued under it before the step" "$n_low" 0
+is "15: no id refused while the node went back to its own id" "$(awk '$2 !~ /^[0-9]+$/' "$WORK/load15" | wc -l)" 0
+is "15: ... snowflake_stats: no backup worker id, no backup_until, clock_failovers still 1" "$(stats15 "$V")" "null null 1"
+like "15: ... the log says so" "$(log_since "$V" "$off" | grep 'LOG:  snowflake')" "LOG:  snowflake back on worker id $WV: released backup worker id $WB"
+GFIRST=$(first_id_of "$G")
+like "15: the second node issues ids under worker id $WB" "$GFIRST $(pg_val "$G" "SELECT snowflake_worker_id(${GFIRST:-0})")" "^[0-9]+ $WB\$"
+echo "$GFIRST" >>"$ALL15"
+is "15: no id issued twice (both nodes, $(wc -l <"$ALL15") ids)" "$(sort "$ALL15" | uniq -d | wc -l)" 0
+
+# No usable backup id: every other worker id held (keys without a lease,
+# written in one batch), the clock stepped back 60 s.
+if is_zk; then
+    { for i in $(seq 0 1023); do [ "$i" = "$WV" ] || [ "$i" = "$WB" ] || echo "create $P15/workers/$i blocker"; done; echo quit; } | zk_cli >/dev/null
+    nkeys=$(zk_cli ls "$P15/workers" | tail -1 | tr ',' '\n' | grep -c '[0-9]')
+else
+    for b in $(seq 0 7); do
+        { echo; for i in $(seq $((b * 128)) $((b * 128 + 127))); do
+            [ "$i" = "$WV" ] || [ "$i" = "$WB" ] || echo "put $P15/workers/$i blocker"; done; echo; echo; } | etcd_ctl txn >/dev/null
+    done
+    nkeys=$(etcd_ctl get --prefix --keys-only "$P15/workers/" | grep -c .)
+fi
+is "15: every worker id held" "$nkeys" 1024
+ft_shift "$V" -60
+t0=$(real_now)
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$V")"
+el=$(elapsed_since "$t0")
+is "15: no free worker id, the clock 60 s back: SF001" "$state" SF001
+like "15: ... the detail says no backup worker id could be taken" "$detail" '[Nn]o backup worker id'
+if fcmp "$el" '<' 6; then ok "15: ... within the bounded wait ($el s)"; else not_ok "15: ... within the bounded wait (5 s)" "took $el s"; fi
+is "15: ... no backup worker id, clock_failovers still 1" "$(stats15 "$V")" "null null 1"
+pg_stop "$G"; pg_stop "$V"
+
+# failover with a static worker id: FATAL at start.
+pg_conf "$G" "snowflake.etcd_endpoints = ''" "snowflake.zookeeper_hosts = ''" "snowflake.clock_backwards = failover"
+if pg_start "$G"; then
+    not_ok "15: failover with a static worker id stops the server at start" "it started"
+    pg_stop "$G"
+else
+    pg_reap "$G"
+    # In the FATAL's message or its detail, whichever shape it takes.
+    check "15: failover with a static worker id: no start, a FATAL saying it needs leased worker ids" \
+        awk '/FATAL:/ { f = 1 } f && /snowflake\.clock_backwards = failover needs leased worker ids/ { found = 1 } END { exit !found }' \
+        "$G/server.log"
+    check "15: ... a hint names snowflake.etcd_endpoints and snowflake.zookeeper_hosts" \
+        grep -q 'HINT: .*snowflake\.etcd_endpoints.*snowflake\.zookeeper_hosts' "$G/server.log"
+fi
+# ... and on a running server with a static worker id, failover is refused
+# by ALTER SYSTEM and by a reload (the value stays refuse).
+pg_conf "$G" "snowflake.clock_backwards = refuse"
+if start "$G"; then
+    like "15: a static worker id: ALTER SYSTEM SET snowflake.clock_backwards = failover is an error" \
+        "$(pg_psql "$G" -c "ALTER SYSTEM SET snowflake.clock_backwards = failover" 2>&1)" \
+        'ERROR: .*snowflake\.clock_backwards(.|\n)*needs leased worker ids'
+    off=$(log_size "$G")
+    pg_conf "$G" "snowflake.clock_backwards = failover"
+    pg_val "$G" "SELECT pg_reload_conf()" >/dev/null
+    reload_seen() { log_since "$G" "$off" | grep -q 'needs leased worker ids'; }
+    check "15: ... a reload to failover: the log says it needs leased worker ids" wait_for "reload" 5 reload_seen
+    is "15: ... and the value stays refuse" "$(pg_val "$G" "SHOW snowflake.clock_backwards")" refuse
+    pg_stop "$G"
+else
+    not_ok "15: a static worker id with refuse starts"
+fi
 
 # ---------------------------------------------------------------------------
 if is_zk; then echo "# 8, 9: etcd only (they move leases with etcdctl)"; else

@@ -26,6 +26,14 @@ Assertions (docs/nemesis.md):
      range).
 Worker id tenures are derived from the ids: per worker id, acknowledged ids
 in order of acknowledgement, a tenure being a run of them from one node.
+
+Nothing is asserted about the order of one node's ids across worker ids: a
+node with snowflake.clock_backwards = failover (issue 21) whose clock steps
+back issues ids under a backup worker id at its clock, below the ids it
+issued before the step (the documented trade-off), and a node that loses
+its worker id and leases another may too. Under each worker id a node's ids
+still increase (assertion 2), and one holder at a time (3) covers a backup
+worker id like any other: the node holds it by a claim in the coordinator.
 """
 import bisect
 import collections
@@ -208,6 +216,16 @@ def main():
         if len(seq) > 300:
             seq = seq[:300] + " ..."
         print("#   worker %d: %d tenure(s): %s" % (w, len(runs), seq))
+
+    # --- worker ids per node ---------------------------------------------------
+    # A node with more than its own worker id: a lease lost and another
+    # taken, or a backup worker id after its clock stepped back (failover).
+    print("# worker ids each node issued ids under (ids):")
+    per_node = collections.defaultdict(collections.Counter)
+    for sent, answered, node, client, i in ids:
+        per_node[node][worker_of(i)] += 1
+    for node in nodes:
+        print("#   %-6s %s" % (node, " ".join("%d(%d)" % kv for kv in sorted(per_node[node].items())) or "-"))
 
     # --- availability -------------------------------------------------------
     print("# availability: node, attempts, answered with an id, share, refusals by SQLSTATE,"

@@ -4,7 +4,9 @@
 # network namespace of its own, clients inserting ids on every node, and
 # faults on a random schedule drawn from a seed (test/nemesis/schedule.py):
 # partitions (nftables), the etcd leader killed, backends, the lease worker
-# and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes. The
+# and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes; one
+# node runs with snowflake.clock_backwards = failover and gets clock steps
+# back beyond the tolerance of its own (issue 21's backup worker ids). The
 # checker (test/nemesis/check.py) then reads every acknowledged id: no
 # duplicate, ids of a worker id ordered by tenure; and reports each node's
 # availability next to the faults. COORDINATOR=zookeeper runs the same
@@ -22,8 +24,9 @@
 # snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
 # order, each "any" node holding its lease before the next node starts),
 # NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
-# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), KEEP_TMP (keep the work
-# directory and the servers' directories).
+# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
+# of the node with snowflake.clock_backwards = failover, 0; "none" for no
+# such node), KEEP_TMP (keep the work directory and the servers' directories).
 #
 # Needs root (network namespaces), iproute2, nftables, etcd (or zookeeper and
 # java), libfaketime, a C compiler and python3-psycopg2 (scripts/deps.sh).
@@ -42,6 +45,7 @@ SEED=${SEED:-}
 TTL=${NEMESIS_TTL:-5}
 read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
 CLIENTS=${NEMESIS_CLIENTS:-2}
+FAILOVER=${NEMESIS_FAILOVER:-0}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
 N=${#NODE_IDS[@]}
 M=3   # etcd members (ZooKeeper servers)
@@ -56,10 +60,10 @@ is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 # The command line that replays this run's schedule.
 REPLAY="DURATION=$DURATION SEED=$SEED"
 ! is_zk || REPLAY="COORDINATOR=zookeeper $REPLAY"
-for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL; do
+for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER; do
     [ -z "${!v:-}" ] || REPLAY+=" $v='${!v}'"
 done
-echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")"
+echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")$([ "$FAILOVER" = none ] || echo ", clock failover on node$FAILOVER")"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
@@ -73,6 +77,8 @@ done
 [ -f "$FT_LIB" ] || fail_setup "libfaketime is missing ($FT_LIB; make deps)"
 [[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 40 ] || fail_setup "DURATION must be a number of seconds, at least 40"
 [[ $SEED =~ ^[0-9]+$ ]] || fail_setup "SEED must be a non-negative integer"
+[ "$FAILOVER" = none ] || { [[ $FAILOVER =~ ^[0-9]+$ ]] && [ "$FAILOVER" -lt "$N" ]; } ||
+    fail_setup "NEMESIS_FAILOVER must be a node's index (0 to $((N - 1))) or none"
 
 WORK=$(suite_workdir nemesis)
 mkdir -p "$WORK/etcd" "$WORK/clients"
@@ -266,11 +272,13 @@ fault() {
     local i= dir= note= p pid
     if [ "$what" = start ]; then
         # A "holder" fault picks its node now; a fault whose node another
-        # fault is on (a "holder" fault picked it) does not start.
+        # fault is on (a "holder" fault picked it) does not start. A
+        # clock_back fault is the exception: it overlaps others on its node
+        # by design, and leaves the node to them (never marked busy).
         [ "$target" != holder ] || target=$(pick_holder "$num")
         if [ -z "$target" ]; then
             note="no node that no fault is on holds a worker id another node asks for"
-        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ]; then
+        elif [[ $target == node* ]] && [ -n "${BUSY[$target]:-}" ] && [ "$kind" != clock_back ]; then
             note="fault #${BUSY[$target]} is on $target"
         fi
         if [ -n "$note" ]; then
@@ -282,11 +290,11 @@ fault() {
             return
         fi
         RESOLVED[$num]=$target
-        [[ $target != node* ]] || BUSY[$target]=$num
+        [[ $target != node* ]] || [ "$kind" = clock_back ] || BUSY[$target]=$num
     else
         [ -z "${SKIPPED[$num]:-}" ] || return
         target=${RESOLVED[$num]:-$target}
-        [ "$what" != end ] || [[ $target != node* ]] || unset "BUSY[$target]"
+        [ "$what" != end ] || [[ $target != node* ]] || [ "$kind" = clock_back ] || unset "BUSY[$target]"
     fi
     if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
     case "$what $kind" in
@@ -360,8 +368,8 @@ fault() {
             note="stopped ${#pids[@]} processes" ;;
         "end sigstop_backend" | "end sigstop_lease_worker" | "end pause_node")
             for p in ${FAULT_PIDS[$num]:-}; do kill -CONT "$p" 2>/dev/null || true; done ;;
-        "start clock_step") ft_shift "$dir" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
-        "end clock_step") ft_shift "$dir" "$(awk -v d="$par" 'BEGIN { print -d }')"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "start clock_step" | "start clock_back") ft_shift "$dir" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "end clock_step" | "end clock_back") ft_shift "$dir" "$(awk -v d="$par" 'BEGIN { print -d }')"; note="clock offset now $(cat "$dir/faketime")" ;;
         "start kill9")
             mapfile -t pids < <(node_pids "$i")
             for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
@@ -419,6 +427,7 @@ for ((i = 0; i < N; i++)); do
     conf=("shared_preload_libraries = 'snowflake'" "$COORD_CONF"
           "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB")
     if [ "${NODE_IDS[$i]}" = any ]; then kinds+=(any); else kinds+=(fixed); conf+=("snowflake.worker_id = ${NODE_IDS[$i]}"); fi
+    [ "$FAILOVER" != "$i" ] || conf+=("snowflake.clock_backwards = failover")
     pg_init "${NODE_DIR[$i]}" "${conf[@]}" &
     init_pids+=($!)
 done
@@ -445,7 +454,9 @@ echo "# nodes: $(for ((i = 0; i < N; i++)); do printf 'node%d=%s(worker_id %s) '
 echo "# setup took $(elapsed_since "$t_setup") s"
 
 TIMELINE=$WORK/timeline
-"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" "$COORDINATOR" >"$TIMELINE" || fail_setup "schedule.py failed"
+FAILOVER_ARG=$FAILOVER; [ "$FAILOVER" != none ] || FAILOVER_ARG=-
+"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" "$COORDINATOR" "$FAILOVER_ARG" >"$TIMELINE" \
+    || fail_setup "schedule.py failed"
 echo "# fault schedule (seed $SEED; s after the clients start):"
 awk '$2 == "start" { printf "#   #%-3s at %6.1f s for %5.1f s  %-21s %-6s %s\n", $3, $1, $6, $4, $5, ($7 == "-" ? "" : "param " $7) }' "$TIMELINE"
 
@@ -476,11 +487,26 @@ for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 CLIENT_PIDS=()
 echo "# run took $(elapsed_since "$T0") s"
+# The failover node's clock failovers: snowflake_stats counts them since the
+# server started (a kill9 or restart fault starts it again), its log since
+# the run began.
+if [ "$FAILOVER" != none ]; then
+    d=${NODE_DIR[$FAILOVER]}
+    FO_STATS=$(PG_TIMEOUT=5 pg_val "$d" "SELECT clock_failovers || ' (now on backup worker id ' || coalesce(backup_worker_id::text, 'none') || ')' FROM snowflake_stats" 2>&1 | head -1)
+    FO_LOG=$(grep -c 'snowflake clock stepped back: issuing ids under backup worker id' "$d/server.log")
+    FO_BACK=$(grep -c 'snowflake back on worker id [0-9]*: released backup worker id' "$d/server.log")
+    FO_STEPS=$(grep -c ' start [0-9]* clock_back ' "$FAULT_LOG")
+fi
 
 # --- check -----------------------------------------------------------------
 "$PY" "$NEMESIS_DIR/check.py" "$T0" "$FAULT_LOG" "$WORK"/clients/*
 rc=$?
 for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
+if [ "$FAILOVER" != none ]; then
+    echo "# clock failovers on node$FAILOVER (snowflake.clock_backwards = failover): $FO_LOG in its log" \
+        "($FO_BACK back on its own worker id), snowflake_stats.clock_failovers at the end: $FO_STATS;" \
+        "$FO_STEPS clock_back fault(s) applied"
+fi
 if [ $rc != 0 ]; then
     echo "# server logs: $(for ((i = 0; i < N; i++)); do printf '%s ' "${NODE_DIR[$i]}/server.log"; done)(KEEP_TMP=1 keeps them)"
 fi

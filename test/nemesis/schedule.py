@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """The nemesis suite's fault schedule (test/nemesis/run.sh), drawn from a seed.
 
-Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR]
+Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR [FAILOVER_NODE]]
   NODE_KINDS: one word per node, "fixed" (asks for a fixed worker id) or
   "any" (takes any free id), comma-separated.
   COORDINATOR: "etcd" (the default) or "zookeeper". With ZooKeeper the
   schedule is drawn the same way and the faults on the coordinator are
   named for it: zk_minority (target zk<i>: server i cut off from the other
   two) and zk_leader_kill (target zk), ETCD_MEMBERS being the servers.
+  FAILOVER_NODE: the index of the node that runs with
+  snowflake.clock_backwards = failover, or "-" (the default) for none. Its
+  clock is stepped back beyond the tolerance (clock_back) about once a
+  minute, at least once a run, on top of the schedule drawn as before.
 
 Prints the timeline run.sh executes, one action a line, sorted by time:
   <t_s> start <fault#> <kind> <target> <duration_s> <param>
@@ -24,6 +28,15 @@ when the fault starts (run.sh picks it, among the nodes no other fault is on).
 Rules: faults start after a warm-up and end a cool-down (lease TTL + 8 s)
 before the run does, so every node holds a lease again at the end; at most
 two faults at a time; never two on the same node, never two on etcd.
+
+The clock_back faults are drawn after the others, from a random stream of
+their own (seeded from SEED too), and placed where they keep at most two
+faults at a time; they are the one exception to "never two on the same
+node": another fault on their node (or a "holder" fault landing on it) may
+overlap them, so that the node loses its lease, is killed or stopped while
+it issues ids under a backup worker id. The faults drawn as before keep
+their times, targets and numbers (a seed replays the same schedule, with or
+without a failover node).
 """
 import random
 import sys
@@ -42,6 +55,8 @@ KINDS = {
     "sigstop_lease_worker": ("node", 2),  # SIGSTOP of the lease worker
     "pause_node": ("node", 2),       # SIGSTOP of the postmaster and all its children
     "clock_step": ("node", 2),       # libfaketime: clock moved by param s, back at the end
+    # "clock_back": the failover node's clock moved back by param s (< 0),
+    # forward again at the end: drawn apart (clock_back_faults), not here.
     "kill9": ("node", 2),            # kill -9 of the node, restarted after duration
     "restart": ("node", 1),          # clean stop (hands the id over), start after duration
 }
@@ -81,6 +96,33 @@ def param(rng, kind, ttl):
     return "-"
 
 
+def clock_back_faults(seed, total, warmup, cooldown, faults, node):
+    """clock_back faults on node FAILOVER_NODE (an index), added to faults:
+    one a minute, at least one, where the rules allow (see the docstring)."""
+    rng = random.Random(seed ^ 0x21C10C)  # issue 21: a stream of their own
+    target = "node%d" % node
+    want, placed = max(1, int(total // 60)), 0
+    for _ in range(500):
+        if placed >= want:
+            break
+        start = round(rng.uniform(warmup, total - cooldown), 1)
+        dur = round(rng.uniform(2.0, 10.0), 1)
+        # Half of them shorter than the fault: the node's clock catches up
+        # with its last id and it goes back to its own worker id during the
+        # fault; the others longer: it goes back when the clock is moved
+        # forward at the end.
+        step = round(rng.uniform(0.5, dur - 0.5) if rng.random() < 0.5 else rng.uniform(dur, 15.0), 3)
+        end = round(start + dur, 1)
+        if end > total - cooldown:
+            continue
+        active = [f for f in faults if f[0] < end and start < f[1]]
+        points = [start] + [f[0] for f in active if start <= f[0] < end]
+        if any(sum(1 for f in active if f[0] <= p < f[1]) >= 2 for p in points):
+            continue
+        faults.append((start, end, "clock_back", target, dur, str(-step)))
+        placed += 1
+
+
 def main():
     seed, total, ttl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     node_kinds = sys.argv[4].split(",")
@@ -88,6 +130,9 @@ def main():
     coordinator = sys.argv[6] if len(sys.argv) > 6 else "etcd"
     if coordinator not in ("etcd", "zookeeper"):
         sys.exit("schedule.py: COORDINATOR is etcd or zookeeper, not %r" % coordinator)
+    failover = sys.argv[7] if len(sys.argv) > 7 else "-"
+    if failover != "-" and not (failover.isdigit() and int(failover) < len(node_kinds)):
+        sys.exit("schedule.py: FAILOVER_NODE is a node's index or -, not %r" % failover)
     rng = random.Random(seed)
     warmup, cooldown = 5.0, ttl + 8.0
     kinds = sorted(KINDS)
@@ -133,6 +178,8 @@ def main():
             if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
                 target = "holder"
         faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
+    if failover != "-":
+        clock_back_faults(seed, total, warmup, cooldown, faults, int(failover))
     if coordinator == "zookeeper":
         # Drawn under etcd's names (the same seed, the same schedule), then
         # named for ZooKeeper.
