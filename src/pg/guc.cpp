@@ -194,7 +194,7 @@ bool check_http_token_hook(char** newval, void**, GucSource) {
 // settings): only whether one is set.
 const char* show_http_token() { return http_token != nullptr && http_token[0] != '\0' ? "********" : ""; }
 
-// Values given in the configuration before the settings were defined.
+// snowflake.clock_backwards: core::ClockPolicy's values.
 const struct config_enum_entry kClockBackwardsOptions[] = {
     {"refuse", static_cast<int>(snowflake::core::ClockPolicy::Refuse), false},
     {"failover", static_cast<int>(snowflake::core::ClockPolicy::Failover), false},
@@ -210,6 +210,7 @@ bool check_clock_backwards_hook(int* newval, void**, GucSource) {
     return false;
 }
 
+// Values given in the configuration before the settings were defined.
 struct GivenValue {
     const char* name;
     char* raw;  // palloc'd copy, or nullptr when not given

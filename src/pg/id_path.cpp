@@ -301,8 +301,13 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
 const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]) {
     LeaseShared& l = shared->lease;
     if (pg_atomic_read_u32(&l.backup_worker_plus1) != 0) {
-        // The clock stepped back again, behind the backup's own ids: one
-        // backup at a time.
+        // A backup started since this call judged the clock: the word it
+        // judged may have been the own id's; decide again on the backup's.
+        if (!w->saw_backup) {
+            w->saw_backup = true;
+            return nullptr;
+        }
+        // The clock is behind the backup's own ids too: one backup at a time.
         snprintf(why, sizeof(why), "the node is on backup worker id %d already, and the clock is behind its ids too",
                  static_cast<int>(pg_atomic_read_u32(&l.backup_worker_plus1)) - 1);
         return why;
