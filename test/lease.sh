@@ -188,6 +188,24 @@ is "1: ... and the lease (session) id as text" "$(stat_of "$N1" lease_session)" 
 is "1: ... and the TTL it granted" "$(stat_of "$N1" lease_granted_ttl_ms)" "$((TTL * 1000))"
 is "1: lease_deadline lies ahead, within the TTL" \
     "$(stat_of "$N1" "lease_deadline > clock_timestamp() AND lease_deadline <= clock_timestamp() + interval '$TTL s'")" t
+# How far ahead: TTL - margin (1 s) from the last confirmed renewal's send
+# time with etcd, whose leader renews a lease on receipt. ZooKeeper's leader
+# learns of a renewal from the follower that answered it, on its next ping:
+# the deadline counts from a renewal sent at least TTL/4 before the last
+# confirmed one (the session's creation counts at once, so look 1.5 s on).
+if is_zk; then AHEAD_MAX=$(awk -v t="$TTL" 'BEGIN { print t - 1 - t / 4 }'); else AHEAD_MAX=$((TTL - 1)); fi
+sleep 1.5
+ahead=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    a=$(stat_of "$N1" "extract(epoch FROM lease_deadline - clock_timestamp())")
+    if fcmp "$a" '>' "$ahead"; then ahead=$a; fi
+    sleep 0.2
+done
+if fcmp "$ahead" '<=' "$(awk -v m="$AHEAD_MAX" 'BEGIN { print m + 0.02 }')"; then
+    ok "1: ... at most $AHEAD_MAX s ahead (most seen: $ahead s)"
+else
+    not_ok "1: ... at most $AHEAD_MAX s ahead" "$ahead s ahead"
+fi
 
 # ---------------------------------------------------------------------------
 echo "# 2: a static id held by another node"

@@ -21,6 +21,7 @@ LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg,
                          std::unique_ptr<core::Coordinator> coordinator, std::string identity) noexcept
     : host_(host), cfg_(cfg), identity_(std::move(identity)), coordinator_(std::move(coordinator)),
       lease_(core::lease::start(cfg, host.boot_ns())) {
+    cfg_.relayed_renewals = coordinator_->renewals_relayed();
     coordinator_->set_abort_hook(&LeaseDriver::should_abort, this);
 }
 

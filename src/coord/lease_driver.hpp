@@ -19,8 +19,9 @@
 //   claim again), read <prefix>/marks/<id> and hand over
 //   (core::plan_handover: above that mark and above everything this node
 //   issued), then publish state Held.
-// - Keep: a keepalive every third of the TTL; ids stop at the core's fencing
-//   deadline if keepalives fail. A call that says the lease is not found
+// - Keep: a keepalive every third of the TTL (ZooKeeper, whose renewals are
+//   relayed: every eighth); ids stop at the core's fencing deadline if
+//   keepalives fail. A call that says the lease is not found
 //   drops it (a new grant follows).
 // - The etcd mark's reservation is kept ahead of the clock like the local
 //   mark (core::plan_reservation, from the host's reservation and demand),

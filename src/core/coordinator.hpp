@@ -10,7 +10,10 @@
 //   grant        etcd: LeaseGrant;            ZooKeeper: a new session (the
 //                ttl granted is the negotiated session timeout)
 //   keepalive    a round trip that proves the lease/session alive when it was
-//                sent (etcd: LeaseKeepAlive; ZooKeeper: a read in the session)
+//                sent (etcd: LeaseKeepAlive; ZooKeeper: a multi with one
+//                check, which goes through the leader). renewals_relayed():
+//                the service's expiry clock learns of it only later (see
+//                "Relayed renewals" in lease.hpp)
 //   claim        create <prefix>/workers/<id> in the lease if it does not
 //                exist, else read its holder (value and lease)
 //   mark         <prefix>/marks/<id>, persistent; revision 0 = absent. The
@@ -108,6 +111,10 @@ public:
     // Called every turn of the driver, between calls: lets a backend whose
     // client must be serviced (ZooKeeper's pings) do so without blocking.
     virtual void poll() noexcept {}
+    // True when a confirmed keepalive may not yet have refreshed the lease
+    // where it expires (ZooKeeper: a follower relays it to the leader on the
+    // leader's next ping). The deadline then counts from an earlier one.
+    virtual bool renewals_relayed() const noexcept { return false; }
 
     virtual CoordGrant grant(int64_t ttl_ms) noexcept = 0;
     virtual CoordStatus keepalive(int64_t lease_id) noexcept = 0;

@@ -52,8 +52,31 @@ void set_error(Lease& l, LeaseError reason, const char* text) {
 
 void recompute_deadline(Lease& l, const LeaseConfig& cfg) {
     const int64_t ttl = ttl_ms_of(l, cfg);
-    l.deadline_ns = add_sat(l.confirmed_send_ns, (ttl - fencing_margin_ms(ttl)) * kNsPerMs);
-    l.next_keepalive_ns = add_sat(l.confirmed_send_ns, ttl / 3 * kNsPerMs);
+    const int divisor = cfg.relayed_renewals ? kRelayedRenewalDivisor : kDirectRenewalDivisor;
+    l.deadline_ns = add_sat(l.counted_send_ns, (ttl - fencing_margin_ms(ttl)) * kNsPerMs);
+    l.next_keepalive_ns = add_sat(l.confirmed_send_ns, ttl / divisor * kNsPerMs);
+}
+
+// A confirmation of a request sent at send_ns, newer than every earlier one:
+// what the deadline counts from (see "Relayed renewals" in lease.hpp).
+void count_confirmation(Lease& l, const LeaseConfig& cfg, int64_t send_ns) {
+    l.confirmed_send_ns = send_ns;
+    if (!cfg.relayed_renewals) {
+        l.counted_send_ns = send_ns;
+        return;
+    }
+    const int64_t window_ns = ttl_ms_of(l, cfg) / kRelayWindowDivisor * kNsPerMs;
+    int32_t reached = 0;  // the oldest ones sent at least the window before this one
+    while (reached < l.recent_count && l.recent_sends_ns[reached] <= send_ns - window_ns) {
+        l.counted_send_ns = std::max(l.counted_send_ns, l.recent_sends_ns[reached]);
+        reached++;
+    }
+    // Full (confirmations closer together than window / kRecentRenewals):
+    // the oldest waiting one is dropped, which can only count from earlier.
+    if (l.recent_count - reached == kRecentRenewals) reached++;
+    std::copy(l.recent_sends_ns + reached, l.recent_sends_ns + l.recent_count, l.recent_sends_ns);
+    l.recent_count -= reached;
+    l.recent_sends_ns[l.recent_count++] = send_ns;
 }
 
 // Forgets the id being acquired (not the lease).
@@ -229,7 +252,10 @@ void lease::on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int6
     l.worker = -1;
     l.mark_read = false;
     reset_candidate(l, cfg);
+    // A new lease (session): the service started counting it itself.
     l.confirmed_send_ns = send_ns;
+    l.counted_send_ns = send_ns;
+    l.recent_count = 0;
     recompute_deadline(l, cfg);
     l.consecutive_failures = 0;
     l.retry_at_ns = now_ns;
@@ -342,7 +368,7 @@ void lease::on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
     l.renewals++;
     l.consecutive_failures = 0;
     if (send_ns > l.confirmed_send_ns) {
-        l.confirmed_send_ns = send_ns;
+        count_confirmation(l, cfg, send_ns);
         recompute_deadline(l, cfg);
     }
     // A keepalive answered late must not make the next one due at once, over

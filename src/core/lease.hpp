@@ -18,6 +18,9 @@
 //     checked the deadline and was then descheduled before handing out its
 //     id, and etcd's expiry check interval (~0.5 s). 1 s is the floor so that
 //     a short TTL still keeps a scheduling stall inside the margin.
+//     ZooKeeper's leader learns of a renewal later than that, from the
+//     follower that answered it: there the deadline counts from an earlier
+//     confirmation (LeaseConfig::relayed_renewals, below).
 //  2. Marks. Each worker id has a mark in etcd (<prefix>/marks/<id>): a
 //     reservation, written before any id in it is issued, that reaches ahead
 //     of the holder's clock. Ids are only issued up to min(local reservation,
@@ -71,7 +74,31 @@ struct LeaseConfig {
     int64_t ttl_ms = int64_t{kDefaultLeaseTtlS} * 1000;  // snowflake.lease_ttl
     int32_t static_worker = -1;  // snowflake.worker_id: -1 = lease any free id
     bool leasing = true;         // false when snowflake.etcd_endpoints is empty
+    // The service learns of a renewal only when a follower relays it
+    // (ZooKeeper: see "Relayed renewals" below); false for etcd, whose
+    // leader renews the lease when the keepalive reaches it.
+    bool relayed_renewals = false;
 };
+
+// Relayed renewals. A ZooKeeper follower answers a renewal (a request that
+// went through the leader) without the leader having refreshed the session:
+// the leader, which expires sessions, learns that the session was active
+// from the follower's answer to its next ping, sent every tickTime/2. A
+// follower cut off from the leader right after answering the last renewal
+// leaves the leader counting the session from an earlier one. So with
+// relayed renewals the deadline counts from the send time of the newest
+// confirmed renewal sent at least kRelayWindow (TTL/4) before the last
+// confirmed one: the follower had that long to answer a ping between the two,
+// and it answered the last one through the leader, so it was still in touch.
+// TTL/4 covers tickTime/2 whenever the session timeout is at least
+// 2 x tickTime, ZooKeeper's default minimum for it. The session's creation
+// counts at once (the leader creates the session itself). Renewals then go
+// every TTL/8, so that the deadline still lies about 5/8 of the TTL, less the
+// margin, after the next renewal is due (etcd: 2/3 of it).
+constexpr int kRelayWindowDivisor = 4;      // kRelayWindow = TTL / 4
+constexpr int kRelayedRenewalDivisor = 8;   // a renewal every TTL / 8 (etcd: TTL / 3)
+constexpr int kDirectRenewalDivisor = 3;
+constexpr int kRecentRenewals = 8;          // confirmed send times kept for the rule above
 
 // max(1 s, TTL/10), at most half the TTL (a grant under two seconds): see
 // the safety argument at the top.
@@ -131,6 +158,13 @@ struct Lease {
     bool mark_read = false;          // the claimed id's etcd mark has been read
     bool stopping = false;           // lease::on_shutdown() was called
     int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive etcd confirmed
+    // The send time the deadline counts from: confirmed_send_ns, or with
+    // relayed renewals the newest one known to have reached the leader.
+    int64_t counted_send_ns = 0;
+    // Relayed renewals: confirmed send times newer than counted_send_ns,
+    // oldest first (recent_count of them).
+    int64_t recent_sends_ns[kRecentRenewals] = {};
+    int32_t recent_count = 0;
     int64_t deadline_ns = 0;         // ids may be issued while now < deadline (Held)
     int64_t next_keepalive_ns = 0;   // when the next keepalive is due (lease_id != 0)
     int64_t retry_at_ns = 0;         // earliest time for the next acquisition step

@@ -79,6 +79,8 @@ public:
     std::string lease_text(int64_t lease_id) const noexcept override;
     void set_abort_hook(bool (*should_abort)(void*), void* arg) noexcept override;
     void poll() noexcept override;
+    // The leader refreshes a session from its followers' answers to its pings.
+    bool renewals_relayed() const noexcept override { return true; }
 
     core::CoordGrant grant(int64_t ttl_ms) noexcept override;
     core::CoordStatus keepalive(int64_t lease_id) noexcept override;

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -193,6 +194,107 @@ TEST(LeaseKeepalive, AnOlderConfirmationNeverMovesTheDeadlineBack) {
     const int64_t d = l.deadline_ns;
     lease::on_keepalive_ok(l, c, 11 * kS, 13 * kS);
     EXPECT_EQ(l.deadline_ns, d);
+}
+
+// ---------------------------------------------------------------------------
+// Relayed renewals (ZooKeeper): the leader learns of a renewal from the
+// follower that answered it, on its next ping. The deadline counts from the
+// newest confirmation sent at least TTL/4 before the last one.
+
+LeaseConfig relayed(int64_t ttl_s) {
+    LeaseConfig c = config(ttl_s);
+    c.relayed_renewals = true;
+    return c;
+}
+
+TEST(LeaseRelayed, RenewalsAreDueEveryEighthOfTheTtl) {
+    const LeaseConfig c = relayed(8);
+    Lease l = lease::start(c, 0);
+    acquire(l, c, 0);
+    EXPECT_EQ(lease::next_step(l, c, 100 * kMs).at_ns, 1 * kS);
+    EXPECT_EQ(lease::next_step(l, c, 1 * kS).action, LeaseAction::KeepAlive);
+    lease::on_keepalive_ok(l, c, 1 * kS, 1100 * kMs);
+    EXPECT_EQ(lease::next_step(l, c, 1100 * kMs).at_ns, 2 * kS);
+}
+
+TEST(LeaseRelayed, TheLastConfirmationDoesNotMoveTheDeadline) {
+    // TTL 8 s, margin 1 s, relay window 2 s. A follower cut off from the
+    // leader right after answering the renewal sent at 4 s leaves the leader
+    // counting from one it relayed before: the deadline must not be 4 + 7 s.
+    const LeaseConfig c = relayed(8);
+    Lease l = lease::start(c, 0);
+    acquire(l, c, 0);
+    EXPECT_EQ(l.deadline_ns, 7 * kS);  // the session's creation counts at once
+    lease::on_keepalive_ok(l, c, 1 * kS, 1 * kS);
+    EXPECT_EQ(l.deadline_ns, 7 * kS);
+    lease::on_keepalive_ok(l, c, 2 * kS, 2 * kS);
+    EXPECT_EQ(l.deadline_ns, 7 * kS);
+    lease::on_keepalive_ok(l, c, 3 * kS, 3 * kS);  // 1 s is 2 s before: it counts
+    EXPECT_EQ(l.deadline_ns, 8 * kS);
+    lease::on_keepalive_ok(l, c, 4 * kS, 4 * kS);
+    EXPECT_EQ(l.deadline_ns, 9 * kS);
+    EXPECT_TRUE(lease::may_issue(l, 9 * kS - 1));
+    EXPECT_FALSE(lease::may_issue(l, 9 * kS));
+    // etcd's leader renews on receipt: there the last one counts.
+    const LeaseConfig d = config(8);
+    Lease e = lease::start(d, 0);
+    acquire(e, d, 0);
+    lease::on_keepalive_ok(e, d, 4 * kS, 4 * kS);
+    EXPECT_EQ(e.deadline_ns, 11 * kS);
+}
+
+TEST(LeaseRelayed, IrregularRenewalsCountTheNewestOneOldEnough) {
+    const LeaseConfig c = relayed(8);
+    Lease l = lease::start(c, 0);
+    acquire(l, c, 0);
+    lease::on_keepalive_ok(l, c, 1 * kS, 1 * kS);
+    lease::on_keepalive_ok(l, c, 1500 * kMs, 1500 * kMs);
+    lease::on_keepalive_ok(l, c, 4 * kS, 4 * kS);  // 1 s and 1.5 s are both 2 s before it
+    EXPECT_EQ(l.deadline_ns, 8500 * kMs);
+    lease::on_keepalive_ok(l, c, 5 * kS, 5 * kS);  // 4 s is not: unchanged
+    EXPECT_EQ(l.deadline_ns, 8500 * kMs);
+    lease::on_keepalive_ok(l, c, 6 * kS, 6 * kS);
+    EXPECT_EQ(l.deadline_ns, 11 * kS);
+}
+
+TEST(LeaseRelayed, TheDeadlineNeverPassesTheWindowNorMovesBack) {
+    // Confirmations at uneven gaps, some far closer together than the eight
+    // kept: the deadline only grows, and never counts from a send less than
+    // the window before the last confirmed one (except the session's creation).
+    const LeaseConfig c = relayed(8);
+    Lease l = lease::start(c, 0);
+    acquire(l, c, 0);
+    const int64_t window = 2 * kS;
+    int64_t t = 0;
+    int64_t last_deadline = l.deadline_ns;
+    uint32_t x = 12345;
+    for (int i = 0; i < 2000; i++) {
+        x = x * 1103515245u + 12345u;
+        t += (x >> 8) % 4 == 0 ? int64_t{(x >> 12) % 2500} * kMs : int64_t{(x >> 12) % 40 + 1} * kMs;
+        lease::on_keepalive_ok(l, c, t, t);
+        ASSERT_GE(l.deadline_ns, last_deadline);
+        // (the session's creation, at 0, counts at once)
+        ASSERT_LE(l.deadline_ns, std::max(7 * kS, t - window + 7 * kS)) << i;
+        last_deadline = l.deadline_ns;
+    }
+    // Renewals every TTL/8 again: the deadline catches up with the rule.
+    for (int i = 0; i < 4; i++) {
+        t += 1 * kS;
+        lease::on_keepalive_ok(l, c, t, t);
+    }
+    EXPECT_EQ(l.deadline_ns, t - window + 7 * kS);
+}
+
+TEST(LeaseRelayed, ANewSessionCountsFromItsCreation) {
+    const LeaseConfig c = relayed(8);
+    Lease l = lease::start(c, 0);
+    acquire(l, c, 0);
+    for (int s = 1; s <= 5; s++) lease::on_keepalive_ok(l, c, s * kS, s * kS);
+    lease::on_lease_gone(l, c, 6 * kS);
+    lease::on_grant_ok(l, c, 78, 8000, 7 * kS, 7 * kS);
+    EXPECT_EQ(l.deadline_ns, 14 * kS);
+    lease::on_keepalive_ok(l, c, 8 * kS, 8 * kS);  // not the old session's sends
+    EXPECT_EQ(l.deadline_ns, 14 * kS);
 }
 
 TEST(LeaseKeepalive, FailuresRetryFasterWithBackoffUntilTheDeadline) {
