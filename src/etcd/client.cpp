@@ -469,14 +469,19 @@ Status Client::post(const char* path, const std::string& body, std::string* answ
     return fail(Code::Unreachable, unreachable);
 }
 
+// POSTs request as JSON; *answer is the JSON object of a 200 answer.
+Status Client::call(const char* path, const json& request, json* answer) noexcept {
+    std::string text;
+    Status s = post(path, dump(request), &text);
+    if (!s.ok()) return s;
+    return parse_object(path, text, answer);
+}
+
 GrantResult Client::grant(int64_t ttl_s) noexcept {
     static const char kPath[] = "/v3/lease/grant";
     GrantResult r;
-    std::string text;
-    r.status = post(kPath, dump(json{{"TTL", i64_text(ttl_s)}}), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, json{{"TTL", i64_text(ttl_s)}}, &a);
     if (!r.status.ok()) return r;
     const json* err = member(a, "error");
     if (err != nullptr && err->is_string() && !err->get<std::string>().empty()) {
@@ -492,11 +497,8 @@ GrantResult Client::grant(int64_t ttl_s) noexcept {
 KeepaliveResult Client::keepalive(int64_t lease) noexcept {
     static const char kPath[] = "/v3/lease/keepalive";
     KeepaliveResult r;
-    std::string text;
-    r.status = post(kPath, dump(json{{"ID", i64_text(lease)}}), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, json{{"ID", i64_text(lease)}}, &a);
     if (r.status.code == Code::LeaseNotFound) {
         r.status = Status{};
         r.ttl_s = 0;
@@ -515,11 +517,8 @@ KeepaliveResult Client::keepalive(int64_t lease) noexcept {
 
 Status Client::revoke(int64_t lease) noexcept {
     static const char kPath[] = "/v3/lease/revoke";
-    std::string text;
-    Status s = post(kPath, dump(json{{"ID", i64_text(lease)}}), &text);
-    if (!s.ok()) return s;
     json a;
-    return parse_object(kPath, text, &a);
+    return call(kPath, json{{"ID", i64_text(lease)}}, &a);
 }
 
 ClaimResult Client::claim(const std::string& key, const std::string& value, int64_t lease) noexcept {
@@ -533,11 +532,8 @@ ClaimResult Client::claim(const std::string& key, const std::string& value, int6
                                                             {"lease", i64_text(lease)}}}}});
     req["failure"] = json::array({json{{"request_range", json{{"key", k}}}}});
     ClaimResult r;
-    std::string text;
-    r.status = post(kPath, dump(req), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, req, &a);
     if (!r.status.ok()) return r;
     if (!read_bool(a, "succeeded", &r.claimed) || !read_header_revision(a, &r.revision)) {
         r.status = bad_answer(kPath, "has an invalid header or succeeded field");
@@ -563,11 +559,8 @@ Status Client::delete_if_lease(const std::string& key, int64_t lease) noexcept {
     req["compare"] = json::array({json{{"key", k}, {"target", "LEASE"}, {"result", "EQUAL"},
                                        {"lease", i64_text(lease)}}});
     req["success"] = json::array({json{{"request_delete_range", json{{"key", k}}}}});
-    std::string text;
-    Status s = post(kPath, dump(req), &text);
-    if (!s.ok()) return s;
     json a;
-    s = parse_object(kPath, text, &a);
+    Status s = call(kPath, req, &a);
     if (!s.ok()) return s;
     bool succeeded = false;
     int64_t revision = 0;
@@ -579,11 +572,8 @@ Status Client::delete_if_lease(const std::string& key, int64_t lease) noexcept {
 GetResult Client::get(const std::string& key) noexcept {
     static const char kPath[] = "/v3/kv/range";
     GetResult r;
-    std::string text;
-    r.status = post(kPath, dump(json{{"key", base64_encode(key)}}), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, json{{"key", base64_encode(key)}}, &a);
     if (!r.status.ok()) return r;
     std::vector<KeyValue> kvs;
     if (!read_kvs(a, &kvs) || kvs.size() > 1 || (kvs.size() == 1 && kvs[0].key != key)) {
@@ -600,14 +590,11 @@ GetResult Client::get(const std::string& key) noexcept {
 RangeResult Client::range(const std::string& prefix) noexcept {
     static const char kPath[] = "/v3/kv/range";
     RangeResult r;
-    std::string text;
-    r.status = post(kPath,
-                    dump(json{{"key", base64_encode(prefix.empty() ? std::string(1, '\0') : prefix)},
-                              {"range_end", base64_encode(prefix_range_end(prefix))}}),
-                    &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath,
+                    json{{"key", base64_encode(prefix.empty() ? std::string(1, '\0') : prefix)},
+                         {"range_end", base64_encode(prefix_range_end(prefix))}},
+                    &a);
     if (!r.status.ok()) return r;
     if (!read_kvs(a, &r.kvs)) {
         r.kvs.clear();
@@ -629,11 +616,8 @@ PutResult Client::put(const std::string& key, const std::string& value, int64_t 
     json req{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
     if (lease != 0) req["lease"] = i64_text(lease);
     PutResult r;
-    std::string text;
-    r.status = post(kPath, dump(req), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, req, &a);
     if (!r.status.ok()) return r;
     if (!read_header_revision(a, &r.revision) || r.revision <= 0) {
         r.status = bad_answer(kPath, "has no valid revision");
@@ -657,11 +641,8 @@ CasResult Client::compare_and_put(const std::string& key, const std::string& val
     req["success"] = json::array({json{{"request_put", json{{"key", k}, {"value", base64_encode(value)}}}}});
     req["failure"] = json::array({json{{"request_range", json{{"key", k}}}}});
     CasResult r;
-    std::string text;
-    r.status = post(kPath, dump(req), &text);
-    if (!r.status.ok()) return r;
     json a;
-    r.status = parse_object(kPath, text, &a);
+    r.status = call(kPath, req, &a);
     if (!r.status.ok()) return r;
     int64_t header_revision = 0;
     if (!read_bool(a, "succeeded", &r.succeeded) || !read_header_revision(a, &header_revision)) {

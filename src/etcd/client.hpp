@@ -36,6 +36,8 @@
 //   c.revoke(g.lease_id);
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -164,6 +166,8 @@ private:
     // POSTs body to path on the endpoints in turn; *answer is the body of a
     // 200 answer.
     Status post(const char* path, const std::string& body, std::string* answer) noexcept;
+    // post() of a JSON request; *answer is the answer's JSON object.
+    Status call(const char* path, const nlohmann::json& request, nlohmann::json* answer) noexcept;
 
     Options options_;
     size_t current_ = 0;
