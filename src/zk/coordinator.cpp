@@ -289,20 +289,19 @@ void ZkCoordinator::drop_claimed(int32_t worker) noexcept {
         }
 }
 
-core::CoordStatus ZkCoordinator::delete_claimed(const Claimed& c) noexcept {
+core::CoordStatus ZkCoordinator::delete_claimed(const Claimed& c, const char* what) noexcept {
     auto* p = new Pending;
     const std::string path = worker_path(c.worker);
     const int rc = zoo_adelete(zh_, path.c_str(), c.version, on_void, p);
     if (rc != ZOK) {
         delete p;
-        return status_of(rc, "deleting the worker node");
+        return status_of(rc, what);
     }
-    core::CoordStatus s = wait(p, options_.timeout_ms, "deleting the worker node");
+    core::CoordStatus s = wait(p, options_.timeout_ms, what);
     if (!p->done) return s;
     const int done_rc = p->rc;
     delete p;
-    return done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{}
-                                                        : status_of(done_rc, "deleting the worker node");
+    return done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{} : status_of(done_rc, what);
 }
 
 core::CoordStatus ZkCoordinator::ensure_path(const std::string& path) noexcept {
@@ -420,12 +419,12 @@ core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker)
     if (zh_ == nullptr || expired_) return no_session("freeing the previous run's worker node");
     const std::string path = worker_path(worker);
     auto* p = new Pending;
-    int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
+    const int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
     if (rc != ZOK) {
         delete p;
         return status_of(rc, "reading the previous run's worker node");
     }
-    core::CoordStatus s = wait(p, options_.timeout_ms, "reading the previous run's worker node");
+    const core::CoordStatus s = wait(p, options_.timeout_ms, "reading the previous run's worker node");
     if (!p->done) return s;
     const int get_rc = p->rc;
     const bool owned = p->has_stat && p->stat.ephemeralOwner == lease_id;
@@ -433,18 +432,8 @@ core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker)
     delete p;
     if (get_rc == ZNONODE || (get_rc == ZOK && !owned)) return core::CoordStatus{};  // gone or re-taken: claim again
     if (get_rc != ZOK) return status_of(get_rc, "reading the previous run's worker node");
-    p = new Pending;
-    rc = zoo_adelete(zh_, path.c_str(), version, on_void, p);
-    if (rc != ZOK) {
-        delete p;
-        return status_of(rc, "deleting the previous run's worker node");
-    }
-    s = wait(p, options_.timeout_ms, "deleting the previous run's worker node");
-    if (!p->done) return s;
-    const int del_rc = p->rc;
-    delete p;
-    if (del_rc == ZOK || del_rc == ZNONODE || del_rc == ZBADVERSION) return core::CoordStatus{};
-    return status_of(del_rc, "deleting the previous run's worker node");
+    // At the version read: a node re-created since then is not deleted.
+    return delete_claimed(Claimed{worker, version}, "deleting the previous run's worker node");
 }
 
 core::CoordStatus ZkCoordinator::unclaim(int32_t worker, int64_t lease_id) noexcept {

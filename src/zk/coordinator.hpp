@@ -146,8 +146,10 @@ private:
     const Claimed* find_claimed(int32_t worker) const noexcept;
     void add_claimed(int32_t worker, int32_t version) noexcept;
     void drop_claimed(int32_t worker) noexcept;
-    // Deletes the worker node of ours c (a node already gone counts as deleted).
-    core::CoordStatus delete_claimed(const Claimed& c) noexcept;
+    // Deletes the worker node c at its version (ours, or the previous run's
+    // in release_other); gone or re-created since counts as deleted. what:
+    // the step, for messages.
+    core::CoordStatus delete_claimed(const Claimed& c, const char* what = "deleting the worker node") noexcept;
 };
 
 }  // namespace snowflake::zk
