@@ -96,6 +96,17 @@ def param(rng, kind, ttl):
     return "-"
 
 
+def room_for_one(faults, start, end):
+    """The faults active during [start, end), or None if one more there would
+    make three at once: counted at its start and at every start of an active
+    fault inside it (at most two at once over the whole of the new fault)."""
+    active = [f for f in faults if f[0] < end and start < f[1]]
+    points = [start] + [f[0] for f in active if start <= f[0] < end]
+    if any(sum(1 for f in active if f[0] <= p < f[1]) >= 2 for p in points):
+        return None
+    return active
+
+
 def clock_back_faults(seed, total, warmup, cooldown, faults, node):
     """clock_back faults on node FAILOVER_NODE (an index), added to faults:
     one a minute, at least one, where the rules allow (see the docstring)."""
@@ -115,9 +126,7 @@ def clock_back_faults(seed, total, warmup, cooldown, faults, node):
         end = round(start + dur, 1)
         if end > total - cooldown:
             continue
-        active = [f for f in faults if f[0] < end and start < f[1]]
-        points = [start] + [f[0] for f in active if start <= f[0] < end]
-        if any(sum(1 for f in active if f[0] <= p < f[1]) >= 2 for p in points):
+        if room_for_one(faults, start, end) is None:
             continue
         faults.append((start, end, "clock_back", target, dur, str(-step)))
         placed += 1
@@ -148,11 +157,8 @@ def main():
         end = t + dur
         if end > total - cooldown:
             continue
-        active = [f for f in faults if f[0] < end and t < f[1]]
-        # At most two at once over the whole of the new fault: count at its
-        # start and at every start of an active fault inside it.
-        points = [t] + [f[0] for f in active if t <= f[0] < end]
-        if any(sum(1 for f in active if f[0] <= p < f[1]) >= 2 for p in points):
+        active = room_for_one(faults, t, end)
+        if active is None:
             continue
         busy = {f[3] for f in active}
         how = KINDS[kind][0]
