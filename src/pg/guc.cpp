@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -359,17 +358,13 @@ void define_settings() {
                      errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
                             g.secret ? "(not shown)" : g.raw),
                      e.detail[0] != '\0' ? errdetail("%s", e.detail) : errdetail("%s.", e.message),
-                     // A check's own hint says what to do (clock_backwards:
-                     // the coordinators' settings); an enum's list of values
-                     // or a range needs the general one.
-                     e.hint[0] != '\0' && strncmp(e.hint, "Available values", 16) != 0
-                         ? errhint("%s The server does not start with an invalid snowflake setting, so "
-                                   "that no id is ever issued under a value you did not choose.",
-                                   e.hint)
-                         : errhint("Correct %s in the server configuration. The server does not start "
-                                   "with an invalid snowflake setting, so that no id is ever issued "
-                                   "under a value you did not choose.",
-                                   g.name)));
+                     // The error's own hint first when it has one: a check's
+                     // (clock_backwards: the coordinators' settings) or
+                     // PostgreSQL's (an enum's values, a unit's names).
+                     errhint("%s%sCorrect %s in the server configuration. The server does not start "
+                             "with an invalid snowflake setting, so that no id is ever issued under a "
+                             "value you did not choose.",
+                             e.hint, e.hint[0] != '\0' ? " " : "", g.name)));
         }
     }
 }
