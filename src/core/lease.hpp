@@ -87,7 +87,7 @@ struct LeaseConfig {
 // follower cut off from the leader right after answering the last renewal
 // leaves the leader counting the session from an earlier one. So with
 // relayed renewals the deadline counts from the send time of the newest
-// confirmed renewal sent at least kRelayWindow (TTL/4) before the last
+// confirmed renewal sent at least the relay window (TTL/4) before the last
 // confirmed one: the follower had that long to answer a ping between the two,
 // and it answered the last one through the leader, so it was still in touch.
 // TTL/4 covers tickTime/2 whenever the session timeout is at least
@@ -95,7 +95,7 @@ struct LeaseConfig {
 // counts at once (the leader creates the session itself). Renewals then go
 // every TTL/8, so that the deadline still lies about 5/8 of the TTL, less the
 // margin, after the next renewal is due (etcd: 2/3 of it).
-constexpr int kRelayWindowDivisor = 4;      // kRelayWindow = TTL / 4
+constexpr int kRelayWindowDivisor = 4;      // the relay window: TTL / 4
 constexpr int kRelayedRenewalDivisor = 8;   // a renewal every TTL / 8 (etcd: TTL / 3)
 constexpr int kDirectRenewalDivisor = 3;
 constexpr int kRecentRenewals = 8;          // confirmed send times kept for the rule above
