@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <string>
@@ -207,10 +208,29 @@ LeaseConfig relayed(int64_t ttl_s) {
     return c;
 }
 
-TEST(LeaseRelayed, RenewalsAreDueEveryEighthOfTheTtl) {
-    const LeaseConfig c = relayed(8);
+// A lease granted and an id held at 0.
+Lease held_since_zero(const LeaseConfig& c) {
     Lease l = lease::start(c, 0);
     acquire(l, c, 0);
+    return l;
+}
+
+// Renewals, each sent and confirmed at `at`, each leaving the deadline at
+// `deadline`.
+struct Renewal {
+    int64_t at;
+    int64_t deadline;
+};
+void renew_expecting(Lease& l, const LeaseConfig& c, std::initializer_list<Renewal> renewals) {
+    for (const Renewal& r : renewals) {
+        lease::on_keepalive_ok(l, c, r.at, r.at);
+        EXPECT_EQ(l.deadline_ns, r.deadline) << "after the renewal sent at " << r.at / kMs << " ms";
+    }
+}
+
+TEST(LeaseRelayed, RenewalsAreDueEveryEighthOfTheTtl) {
+    const LeaseConfig c = relayed(8);
+    Lease l = held_since_zero(c);
     EXPECT_EQ(lease::next_step(l, c, 100 * kMs).at_ns, 1 * kS);
     EXPECT_EQ(lease::next_step(l, c, 1 * kS).action, LeaseAction::KeepAlive);
     lease::on_keepalive_ok(l, c, 1 * kS, 1100 * kMs);
@@ -222,39 +242,28 @@ TEST(LeaseRelayed, TheLastConfirmationDoesNotMoveTheDeadline) {
     // leader right after answering the renewal sent at 4 s leaves the leader
     // counting from one it relayed before: the deadline must not be 4 + 7 s.
     const LeaseConfig c = relayed(8);
-    Lease l = lease::start(c, 0);
-    acquire(l, c, 0);
+    Lease l = held_since_zero(c);
     EXPECT_EQ(l.deadline_ns, 7 * kS);  // the session's creation counts at once
-    lease::on_keepalive_ok(l, c, 1 * kS, 1 * kS);
-    EXPECT_EQ(l.deadline_ns, 7 * kS);
-    lease::on_keepalive_ok(l, c, 2 * kS, 2 * kS);
-    EXPECT_EQ(l.deadline_ns, 7 * kS);
-    lease::on_keepalive_ok(l, c, 3 * kS, 3 * kS);  // 1 s is 2 s before: it counts
-    EXPECT_EQ(l.deadline_ns, 8 * kS);
-    lease::on_keepalive_ok(l, c, 4 * kS, 4 * kS);
-    EXPECT_EQ(l.deadline_ns, 9 * kS);
+    renew_expecting(l, c, {{1 * kS, 7 * kS},
+                           {2 * kS, 7 * kS},
+                           {3 * kS, 8 * kS},    // 1 s is 2 s before: it counts
+                           {4 * kS, 9 * kS}});
     EXPECT_TRUE(lease::may_issue(l, 9 * kS - 1));
     EXPECT_FALSE(lease::may_issue(l, 9 * kS));
     // etcd's leader renews on receipt: there the last one counts.
     const LeaseConfig d = config(8);
-    Lease e = lease::start(d, 0);
-    acquire(e, d, 0);
-    lease::on_keepalive_ok(e, d, 4 * kS, 4 * kS);
-    EXPECT_EQ(e.deadline_ns, 11 * kS);
+    Lease e = held_since_zero(d);
+    renew_expecting(e, d, {{4 * kS, 11 * kS}});
 }
 
 TEST(LeaseRelayed, IrregularRenewalsCountTheNewestOneOldEnough) {
     const LeaseConfig c = relayed(8);
-    Lease l = lease::start(c, 0);
-    acquire(l, c, 0);
-    lease::on_keepalive_ok(l, c, 1 * kS, 1 * kS);
-    lease::on_keepalive_ok(l, c, 1500 * kMs, 1500 * kMs);
-    lease::on_keepalive_ok(l, c, 4 * kS, 4 * kS);  // 1 s and 1.5 s are both 2 s before it
-    EXPECT_EQ(l.deadline_ns, 8500 * kMs);
-    lease::on_keepalive_ok(l, c, 5 * kS, 5 * kS);  // 4 s is not: unchanged
-    EXPECT_EQ(l.deadline_ns, 8500 * kMs);
-    lease::on_keepalive_ok(l, c, 6 * kS, 6 * kS);
-    EXPECT_EQ(l.deadline_ns, 11 * kS);
+    Lease l = held_since_zero(c);
+    renew_expecting(l, c, {{1 * kS, 7 * kS},
+                           {1500 * kMs, 7 * kS},
+                           {4 * kS, 8500 * kMs},  // 1 s and 1.5 s are both 2 s before it
+                           {5 * kS, 8500 * kMs},  // 4 s is not: unchanged
+                           {6 * kS, 11 * kS}});
 }
 
 TEST(LeaseRelayed, TheDeadlineNeverPassesTheWindowNorMovesBack) {
@@ -262,8 +271,7 @@ TEST(LeaseRelayed, TheDeadlineNeverPassesTheWindowNorMovesBack) {
     // kept: the deadline only grows, and never counts from a send less than
     // the window before the last confirmed one (except the session's creation).
     const LeaseConfig c = relayed(8);
-    Lease l = lease::start(c, 0);
-    acquire(l, c, 0);
+    Lease l = held_since_zero(c);
     const int64_t window = 2 * kS;
     int64_t t = 0;
     int64_t last_deadline = l.deadline_ns;
@@ -287,8 +295,7 @@ TEST(LeaseRelayed, TheDeadlineNeverPassesTheWindowNorMovesBack) {
 
 TEST(LeaseRelayed, ANewSessionCountsFromItsCreation) {
     const LeaseConfig c = relayed(8);
-    Lease l = lease::start(c, 0);
-    acquire(l, c, 0);
+    Lease l = held_since_zero(c);
     for (int s = 1; s <= 5; s++) lease::on_keepalive_ok(l, c, s * kS, s * kS);
     lease::on_lease_gone(l, c, 6 * kS);
     lease::on_grant_ok(l, c, 78, 8000, 7 * kS, 7 * kS);
