@@ -10,6 +10,7 @@
 // run: packing an id from fields that are already known.
 
 #include "core/generator.hpp"
+#include "core/position.hpp"
 #include "core/layout.hpp"
 #include "core/uuid.hpp"
 

@@ -8,7 +8,9 @@ int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried)
     return -1;
 }
 
-bool backup_usable(int64_t mark_ms, int64_t now_ms) noexcept { return mark_ms < now_ms; }
+// A tenure starts one millisecond past its mark (position.hpp): that one
+// must be behind the clock too.
+bool backup_usable(int64_t mark_ms, int64_t now_ms) noexcept { return mark_ms + 1 < now_ms; }
 
 bool backup_may_end(int64_t now_ms, int64_t own_last_ms) noexcept { return now_ms > own_last_ms; }
 

@@ -43,8 +43,9 @@ constexpr int32_t kMaxBackupTries = 8;
 int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried) noexcept;
 
 // A claimed id can serve as a backup at now_ms if its mark (the highest
-// millisecond any holder may have issued under it; -1: no mark) is below
-// the clock: the generator starts after the mark, at the current millisecond.
+// millisecond any holder may have issued under it; -1: no mark) and the
+// millisecond after it, where its tenure starts (position.hpp), are below
+// the clock: ids resume at once, at the current millisecond.
 bool backup_usable(int64_t mark_ms, int64_t now_ms) noexcept;
 
 // The node goes back to its own id once the clock has passed the last

@@ -84,41 +84,6 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
     return out;
 }
 
-bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out) noexcept {
-    const int64_t last_ms = packed_ms(packed);
-    const int32_t sequence = packed_sequence(packed);
-    const int32_t worker = packed_worker(packed);
-    if (now_ms == last_ms && sequence < kMaxSequence) {
-        out->next = packed + 1;
-        out->id = compose(last_ms, worker, sequence + 1);
-        return true;
-    }
-    if (now_ms > last_ms && now_ms <= reserved_until_ms && now_ms <= kMaxMs) {
-        out->next = pack_position(now_ms, 0, worker);
-        out->id = compose(now_ms, worker, 0);
-        return true;
-    }
-    return false;
-}
-
-uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept {
-    const uint64_t floor = pack_position(floor_ms, kMaxSequence, packed_worker(packed));
-    return position_order(packed) < position_order(floor) ? floor : packed;
-}
-
-uint64_t tenure_position(uint64_t packed, int64_t floor_ms, int32_t worker) noexcept {
-    const int64_t ms = std::max(floor_ms, packed_ms(packed));
-    return pack_position(ms, kMaxSequence, worker);
-}
-
-uint64_t backup_position(int64_t floor_ms, int32_t worker) noexcept {
-    return pack_position(floor_ms < -1 ? -1 : floor_ms, kMaxSequence, worker);
-}
-
-uint64_t fence_position(uint64_t packed) noexcept {
-    return pack_position(packed_ms(packed), kMaxSequence, packed_worker(packed));
-}
-
 void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept {
     if (new_until_ms > kMaxMs) new_until_ms = kMaxMs;
     if (new_until_ms > state.reserved_until_ms) {

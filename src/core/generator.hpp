@@ -71,6 +71,9 @@ enum class Status {
     BeforeEpoch,      // clock earlier than the epoch
     EndOfTime,        // clock past the 41-bit range of the epoch
     NeedReservation,  // clock past reserved_until_ms: extend the mark, then retry
+    // The position protocol's (position.hpp), never next_ids():
+    Fenced,      // no tenure is in force (a fence, no lease): nothing issued
+    LeaseEnded,  // ids swapped, but the lease may have ended first: gaps, refuse
 };
 
 struct Next {
@@ -96,75 +99,6 @@ inline Next next_id(GeneratorState& state, int64_t now_ms, const Config& config)
 // Extends the reservation: ids may now be issued up to new_until_ms. Only
 // ever moves forward.
 void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept;
-
-// The position: the last issued millisecond and sequence, and the worker id
-// the ids of that position are composed with, packed into one unsigned
-// 64-bit word so that it can live in an atomic and be advanced with a
-// compare-and-swap:
-//
-//   bits 63-54  worker id (10 bits)
-//   bits 53-12  last_ms + 1 (42 bits: last_ms = -1 packs to 0, kMaxMs to 2^41)
-//   bits 11-0   sequence
-//
-// The invariant this word carries: an id is issued only by the swap that saw
-// the worker id it composes with. Every id is composed from the word its swap
-// replaced (fast_next(), and next_ids() with Config::worker taken from the
-// word), and every change of the worker id (a lease handed over, lost or shut
-// down) moves the word with a swap of its own (tenure_position(),
-// fence_position()), so a caller that read the word before the change fails
-// its swap and decides again from the new word. The ordered part (the low 54
-// bits, position_order()) only ever grows while the worker id stays the same.
-constexpr int kPositionWorkerShift = kSequenceBits + kTimestampBits + 1;
-static_assert(kPositionWorkerShift + kWorkerBits == 64, "the position word is full");
-constexpr uint64_t kPositionOrderMask = (uint64_t{1} << kPositionWorkerShift) - 1;
-
-constexpr uint64_t pack_position(int64_t last_ms, int32_t sequence, int32_t worker) noexcept {
-    return (static_cast<uint64_t>(worker & kMaxWorker) << kPositionWorkerShift) |
-           (static_cast<uint64_t>(last_ms + 1) << kSequenceBits) | static_cast<uint32_t>(sequence);
-}
-constexpr int64_t packed_ms(uint64_t packed) noexcept {
-    return static_cast<int64_t>((packed & kPositionOrderMask) >> kSequenceBits) - 1;
-}
-constexpr int32_t packed_sequence(uint64_t packed) noexcept {
-    return static_cast<int32_t>(packed & static_cast<uint64_t>(kMaxSequence));
-}
-constexpr int32_t packed_worker(uint64_t packed) noexcept {
-    return static_cast<int32_t>(packed >> kPositionWorkerShift);
-}
-// (last_ms, sequence) as one number that grows with the position.
-constexpr uint64_t position_order(uint64_t packed) noexcept { return packed & kPositionOrderMask; }
-
-// The position raised to "floor_ms used up" if it is below that; the worker
-// id unchanged. Returns `packed` itself when it is at or above the floor.
-uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept;
-// A new tenure: worker id `worker`, starting after both floor_ms and the
-// position's own millisecond (which counts as used up). The result always
-// differs from `packed` unless the worker is the same and the position's
-// millisecond is already used up at or above the floor.
-uint64_t tenure_position(uint64_t packed, int64_t floor_ms, int32_t worker) noexcept;
-// A tenure of a backup worker id (backup.hpp): worker id `worker`, starting
-// after floor_ms (its mark) whatever the position was, since the position's
-// millisecond belongs to another worker id. Its ordered part may be lower
-// than the position's: the word's worker id changes with it.
-uint64_t backup_position(int64_t floor_ms, int32_t worker) noexcept;
-// The fence of a tenure that ends (a lease lost, a shutdown): the
-// position's millisecond counts as used up. Together with a reservation
-// lowered to that millisecond first, no id is issued after the swap that
-// installs it, and any caller that read the word before fails its swap.
-uint64_t fence_position(uint64_t packed) noexcept;
-
-// The lock-free fast path: the two common cases of next_id() (same
-// millisecond with sequence left, or a later millisecond inside the
-// reservation) computed from a snapshot of the packed position, with the
-// worker id of that snapshot. On true, the caller installs *next with a
-// compare-and-swap from `packed` and, if that succeeds, owns *id. On false
-// the caller takes the slow path (next_ids() under a lock), which handles
-// waits, clock steps, errors and reservations.
-struct FastNext {
-    uint64_t next;
-    int64_t id;
-};
-bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out) noexcept;
 
 // Validation of an epoch, in Unix milliseconds, against the current time.
 enum class EpochCheck { Ok, InFuture, TooLittleRange };

@@ -7,6 +7,7 @@
 #include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/stats_snapshot.hpp"
@@ -109,6 +110,8 @@ bool generator_ready(char* code, char* reason, size_t len) {
                 return false;
             }
             return true;
+        case core::Status::Fenced:
+        case core::Status::LeaseEnded:  // next_ids() never answers these
         case core::Status::Issued:
         case core::Status::WaitNextMs:
         case core::Status::WaitClock:

@@ -23,12 +23,14 @@
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/position.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "id_path.hpp"
 #include "clock.hpp"
 #include "guc.hpp"
 #include "lease_state.hpp"
 #include "mark_file.hpp"
+#include "position_words.hpp"
 #include "reservation_limit.hpp"
 #include "shared_state.hpp"
 #include "shmem.hpp"
@@ -173,27 +175,19 @@ void report_clock(const core::Next& r, int64_t now_ms, const char* backup_note =
              errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
 }
 
-// One step of the state machine under the lock: position first, then the
-// clock, then a swap (see the protocol in shared_state.hpp).
+// One step of the state machine under the lock: the core's slow path
+// (core::slow_issue(), the protocol of core/position.hpp) over the shared
+// words, with the floor and the counters kept in shared memory.
 core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
                      int64_t* now_out) {
-    core::Next r;
+    PositionWords words(epoch_us);
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-    for (;;) {
-        uint64 cur = 0;
-        int64_t now = 0;
-        core::GeneratorState g = load_state(epoch_us, &cur, &now);
-        core::Config c = config;
-        c.worker = core::packed_worker(cur);  // the id's worker id is the word's
-        r = core::next_ids(g, now, c, max_count);
-        if (r.status == core::Status::Issued &&
-            !pg_atomic_compare_exchange_u64(&shared->position, &cur,
-                                            core::pack_position(g.last_ms, g.sequence, c.worker)))
-            continue;  // a fast-path swap came in between: decide again
-        shared->stats.generator = g.counters;
-        *now_out = now;
-        break;
-    }
+    core::GeneratorState g;
+    g.floor_ms = shared->floor_ms;
+    g.floor_grace_ms = shared->floor_grace_ms;
+    g.counters = shared->stats.generator;
+    const core::Next r = core::slow_issue(words, g, config, max_count, now_out);
+    shared->stats.generator = g.counters;
     LWLockRelease(shared->lock);
     return r;
 }
@@ -360,32 +354,30 @@ core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
 core::Next issue_ids(int32_t max_count) {
     require_generator();
     check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
-    if (!lease_allows_ids()) refuse_no_lease();
     if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
     config.failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing;
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
-        // Lock-free fast path; a few lost races fall through to the lock.
+        // Lock-free fast path (core::fast_issue()); a few lost races fall
+        // through to the lock.
+        PositionWords words(epoch_us);
         for (int attempt = 0; attempt < 3; attempt++) {
-            uint64 cur = pg_atomic_read_u64(&shared->position);
-            pg_read_barrier();  // the position is read before the clock (shared_state.hpp)
-            const int64_t now = now_ms(epoch_us);
-            const auto reserved = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
-            core::FastNext f;
-            if (!core::fast_next(cur, now, reserved, &f)) break;
-            if (pg_atomic_compare_exchange_u64(&shared->position, &cur, f.next)) {
+            core::Next r;
+            const core::Fast f = core::fast_issue(words, &r.first_id);
+            if (f == core::Fast::Issued) {
                 count_ids(1);
-                core::Next r;
                 r.status = core::Status::Issued;
-                r.first_id = f.id;
                 r.count = 1;
                 return r;
             }
+            // No lease, or the swap came after its deadline may have
+            // passed (its id is a gap: another node may hold the worker
+            // id by now).
+            if (f == core::Fast::NoLease || f == core::Fast::LeaseEnded) refuse_no_lease();
         }
     }
-
     ReservationWait reservation;
     BackupWait backup;
     for (;;) {
@@ -424,6 +416,18 @@ core::Next issue_ids(int32_t max_count) {
                 // or the clock moved past it): the worker writes one.
                 await_reservation(now, &reservation);
                 break;
+            case core::Status::Fenced:
+                // No tenure in force: no lease (refused below), or one that
+                // is coming back; the lease worker broadcasts every change.
+                if (!lease_allows_ids()) refuse_no_lease();
+                (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
+                ConditionVariableCancelSleep();
+                break;
+            case core::Status::LeaseEnded:
+                // The ids were swapped after the lease's deadline may have
+                // passed: another node may hold the worker id by now. They
+                // are given up (gaps) and the call refused.
+                refuse_no_lease();
         }
         config.repeat = true;
         CHECK_FOR_INTERRUPTS();

@@ -27,7 +27,7 @@ void init_lease(SharedState* s) {
                                                              : core::LeaseState::Static));
     pg_atomic_init_u32(&l.worker_plus1, 0);
     pg_atomic_init_u64(&l.deadline_ns, 0);
-    pg_atomic_init_u64(&l.etcd_reserved_ms_plus1, 0);
+    pg_atomic_init_u64(&l.coord_reserved_ms_plus1, 0);
     l.lease_id = 0;
     l.granted_ttl_ms = 0;
     l.renewals = 0;

@@ -38,6 +38,7 @@
 #include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
+#include "../core/position.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "../coord/lease_driver.hpp"
 #include "../etcd/coordinator.hpp"
@@ -87,47 +88,42 @@ void publish(const core::Lease& l) {
     pg_atomic_write_u32(&s.state, static_cast<uint32>(l.stopping ? core::LeaseState::Expired : l.state));
     // A tenure that ends (or pauses: a keepalive may bring the same lease
     // back) fences the ids in flight (shmem.hpp); one that goes on, or is
-    // back, lifts the fence.
+    // back, lifts the fence. A new tenure was started (unfenced) before
+    // its lease is published Held (apply_handover()).
     if (!held)
         (void)fence_ids_locked();
-    else if (pg_atomic_read_u64(&shared->fence_ms_plus1) != 0)
+    else
         lift_fence_locked();
     LWLockRelease(shared->lock);
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
 // The hand-over of a newly claimed id (the driver's plan): the generator
-// starts above the id's etcd mark and above everything this node issued.
+// starts above the id's mark and above everything this node issued.
 void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_ours) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     // The new id starts in a millisecond after both the floor and this
-    // node's last one: its etcd mark does not cover the rest of this node's
-    // current millisecond, so that millisecond counts as used up. Nothing of
-    // the id past the start is reserved by this node yet (the first id asks
-    // the worker for a reservation in etcd). The order keeps the invariant
-    // of shared_state.hpp: the position word moves to the new worker id while the
-    // previous tenure's fence still holds the reservation down, and only
-    // then is the fence lifted; a caller that read the old word fails its
-    // swap, and one that reads the new word finds nothing reserved past it.
-    // After a clock failover the position may be a backup's, below the own
-    // id's ids (own_high_ms): the new tenure starts above those too.
+    // node's last one (the id's mark does not cover the rest of this node's
+    // current millisecond). After a clock failover the position may be a
+    // backup's, below the own id's ids (own_high_ms): the new tenure starts
+    // above those too. The protocol (core::start_tenure()) fences the tenure
+    // in force, brings the reservation down to the start (nothing of the id
+    // past it is reserved by this node yet: the first id asks for a
+    // reservation in the coordinator) and moves the word.
     int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
     if (shared->lease.own_high_ms > cur_ms) cur_ms = shared->lease.own_high_ms;
-    const int64_t start_ms = h.floor_ms > cur_ms ? h.floor_ms : cur_ms;
-    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
-    if (pg_atomic_read_u64(&shared->fence_ms_plus1) == 0) (void)fence_ids_locked();
-    const bool at_handover_floor = start_ms == h.floor_ms;
-    (void)start_tenure_locked(worker, start_ms, at_handover_floor ? h.grace_ms : 0,
+    const bool at_handover_floor = h.floor_ms >= cur_ms;
+    (void)start_tenure_locked(worker, at_handover_floor ? h.floor_ms : cur_ms, at_handover_floor ? h.grace_ms : 0,
                               at_handover_floor && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile);
-    lift_fence_locked();
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }
 
 // Clock failover: ids go on under backup worker id `worker` after floor_ms
-// (its mark). The own id's tenure is fenced first and its last millisecond
-// kept; the same order as apply_handover(): the word moves while the fence
-// holds the reservation down, the backup's reservation starts at its floor.
+// (its mark). The own id's tenure is fenced and its last millisecond kept;
+// the backup's tenure starts after its mark (core::start_tenure(): its
+// reservation starts there too, so nothing is issued until the backup's
+// mark is written past the clock).
 int64_t start_backup(int32_t worker, int64_t floor_ms) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const int64_t own_last = fence_ids_locked();
@@ -137,17 +133,7 @@ int64_t start_backup(int32_t worker, int64_t floor_ms) {
     // The demand only ever grows; it is the own id's (ahead of the clock
     // now): the backup's reservations follow its own callers.
     pg_atomic_write_u64(&shared->demand_ms_plus1, 0);
-    // The backup's word is below the fence (its millisecond is the backup's
-    // mark, the fence the own id's last one), so the fence does not hold
-    // its ids back: the reservation comes down to the backup's start first,
-    // then the word moves. A caller that reads the new word reads this
-    // reservation after it (shared_state.hpp) and finds nothing to issue
-    // until the backup's mark is written past the clock.
-    const int64_t start_ms = floor_ms < -1 ? -1 : floor_ms;
-    pg_atomic_write_u64(&l.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
-    publish_reservation_locked();
-    (void)start_backup_tenure_locked(worker, floor_ms);
-    lift_fence_locked();
+    (void)start_tenure_locked(worker, floor_ms, 0, kFloorHandover);
     l.clock_failovers++;
     pg_atomic_write_u32(&l.backup_worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
@@ -161,9 +147,7 @@ int64_t start_backup(int32_t worker, int64_t floor_ms) {
 int64_t end_backup(int32_t worker, int64_t own_last_ms) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const int64_t backup_last = fence_ids_locked();
-    const int64_t start_ms = start_tenure_locked(worker, own_last_ms, 0, kFloorMarkFile);
-    pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(start_ms + 1));
-    lift_fence_locked();
+    (void)start_tenure_locked(worker, own_last_ms > backup_last ? own_last_ms : backup_last, 0, kFloorMarkFile);
     pg_atomic_write_u32(&shared->lease.backup_worker_plus1, 0);
     shared->lease.own_last_ms = -1;
     LWLockRelease(shared->lock);

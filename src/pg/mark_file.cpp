@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../core/generator.hpp"
+#include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"

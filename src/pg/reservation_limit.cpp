@@ -1,7 +1,7 @@
 // How far ids may be issued, as shared memory publishes it: the demand of
 // callers waiting beyond the reservation (read by the mark and lease
 // workers), and the limit reserved_until_ms made of the local mark's
-// reservation, the etcd mark's and a fence (shared_state.hpp).
+// reservation and the coordinator mark's (shared_state.hpp).
 
 #include "../core/generator.hpp"
 #include "../core/handover.hpp"
@@ -28,26 +28,23 @@ void raise_demand(int64_t ms) {
     }
 }
 
-// Publishes min(local, etcd, fence) in reserved_until_ms; lock held.
+// Publishes min(local, coordinator) in reserved_until_ms; lock held.
 void publish_reservation_locked() {
     auto until = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
     if (shared->lease.leasing) until = core::issue_limit_ms(until, etcd_reserved_ms());
-    // A fence (fence_ids_locked(), shmem.cpp) holds ids at the fenced millisecond.
-    const auto fence_plus1 = static_cast<int64_t>(pg_atomic_read_u64(&shared->fence_ms_plus1));
-    if (fence_plus1 > 0) until = core::issue_limit_ms(until, fence_plus1 - 1);
     pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(until));
 }
 
 // The end of the worker id's reservation in etcd (-1: none).
 int64_t etcd_reserved_ms() {
-    return static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.etcd_reserved_ms_plus1)) - 1;
+    return static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.coord_reserved_ms_plus1)) - 1;
 }
 
 // Raises the etcd reservation to until_ms (never lowers it) and publishes
 // the limit; lock held.
 void raise_etcd_reservation_locked(int64_t until_ms) {
     if (until_ms > etcd_reserved_ms())
-        pg_atomic_write_u64(&shared->lease.etcd_reserved_ms_plus1, static_cast<uint64>(until_ms + 1));
+        pg_atomic_write_u64(&shared->lease.coord_reserved_ms_plus1, static_cast<uint64>(until_ms + 1));
     publish_reservation_locked();
 }
 

@@ -10,7 +10,7 @@ namespace snowflake::pg {
 void raise_demand(int64_t ms);
 // The latest millisecond asked for (-1: none).
 int64_t demand_ms();
-// Publishes min(local, etcd, fence) in reserved_until_ms; lock held.
+// Publishes min(local, coordinator) in reserved_until_ms; lock held.
 void publish_reservation_locked();
 // The end of the worker id's reservation in etcd (-1: none).
 int64_t etcd_reserved_ms();

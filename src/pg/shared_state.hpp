@@ -4,25 +4,30 @@
 // Locking protocol. There is one LWLock, `lock`; nothing else is ever held
 // with it, so there is no lock order to keep.
 // - `position` (the last issued millisecond and sequence, and the worker id
-//   they are composed with, packed: core::pack_position) is only ever
-//   changed by compare-and-swap, so every id belongs to exactly one
-//   successful swap and a node's ids strictly increase while its worker id
-//   stays the same.
-// - THE INVARIANT: an id is issued only by the compare-and-swap that saw the
-//   worker id it composes with, and the reservation it is issued under. The
-//   id's worker id is taken from the word the swap replaces, never from
-//   anything read beside it; every lease transition moves the word under
-//   `lock` (fence_ids_locked() when a tenure ends; start_tenure_locked()
-//   while that fence still holds the reservation down, lift_fence_locked()
-//   after it), so no reservation of a new tenure is ever visible beside an
-//   old tenure's word. A caller that read the word
-//   before a transition (and was then descheduled for any length of time)
-//   fails its swap and decides again from the new word. No sleep or margin
-//   is part of this argument.
-// - A fence (a lease lost, a clean shutdown) brings `reserved_until_ms` down
-//   to the position's millisecond (`fence_ms_plus1`), then swaps in the word
-//   with that millisecond used up: from that swap on no id is issued at all
-//   until a new tenure, so the exact mark written at a shutdown is exact.
+//   they are composed with, or a fenced word: core/position.hpp) is only
+//   ever changed by compare-and-swap, through the core's protocol
+//   (core/position.hpp, run over these words by position_words.hpp), so
+//   every id belongs to exactly one successful swap and a node's ids
+//   strictly increase while its worker id stays the same.
+// - THE INVARIANT (core/position.hpp, where it is argued): an id is issued
+//   only by the compare-and-swap that replaced a word that was not fenced,
+//   composed with that word's worker id, under the reservation read after
+//   that word; and it is returned only if the boot clock read after the
+//   swap is still before the lease deadline read after the word. Every
+//   transition moves the word under `lock`: fence_ids_locked() (a lease
+//   lost or paused, a clean shutdown) makes it fenced, which no normal word
+//   equals and no fast path issues from; start_tenure_locked() (a
+//   hand-over, a backup worker id and the return from it) and
+//   lift_fence_locked() go from a fenced word to one at least a
+//   millisecond past the fence and the floor, after bringing the
+//   reservation down to the start. A caller that read the word before a
+//   transition (and was then descheduled for any length of time) fails its
+//   swap and decides again from the new word; one whose swap came after the
+//   lease's deadline gives its id up (a gap) and refuses (SF003).
+//   test/unit/position_check_test.cpp checks every interleaving. No sleep or
+//   margin is part of this argument.
+// - The fenced millisecond is the exact mark of a clean shutdown: from the
+//   fence on no id is issued until a new tenure.
 // - The fast path (one id, same millisecond with sequence left, or a later
 //   millisecond inside the reservation) reads `position`, then the clock,
 //   and swaps without any lock. Reading the position before the clock
@@ -111,9 +116,10 @@ struct LeaseShared {
     pg_atomic_uint32 state;          // core::LeaseState
     pg_atomic_uint32 worker_plus1;   // leased worker id + 1 (0: none)
     pg_atomic_uint64 deadline_ns;    // CLOCK_BOOTTIME: ids may be issued while now < deadline
-    // The end of the worker id's reservation in etcd (<prefix>/marks/<id>),
-    // plus one (0: none): ids are issued up to min(local, etcd).
-    pg_atomic_uint64 etcd_reserved_ms_plus1;
+    // The end of the worker id's reservation in the coordinator
+    // (<prefix>/marks/<id>), plus one (0: none): ids are issued up to
+    // min(local, coordinator).
+    pg_atomic_uint64 coord_reserved_ms_plus1;
     // lock:
     int64_t lease_id;                // 0: none
     int64_t granted_ttl_ms;          // TTL (ZooKeeper: session timeout) granted; 0: none
@@ -177,9 +183,6 @@ struct SharedState {
     pg_atomic_uint64 reserved_until_ms;
     // The end of the local mark's reservation (the file), written under lock.
     pg_atomic_uint64 local_reserved_ms;
-    // The fenced millisecond plus one (0: no fence), written under lock by
-    // fence_ids_locked(): reserved_until_ms is at most the fenced millisecond.
-    pg_atomic_uint64 fence_ms_plus1;
 
     // --- Everything else ----------------------------------------------------
     // Serialises the slow path and protects the fields marked "lock".

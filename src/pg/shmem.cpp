@@ -7,6 +7,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/stats_snapshot.hpp"
@@ -14,6 +15,7 @@
 #include "guc.hpp"
 #include "lease_state.hpp"
 #include "mark_file.hpp"
+#include "position_words.hpp"
 #include "reservation_limit.hpp"
 #include "stats.hpp"
 
@@ -21,6 +23,8 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 }
+
+namespace core = snowflake::core;
 
 namespace snowflake::pg {
 
@@ -65,12 +69,13 @@ void shmem_startup() {
     if (!found) {
         std::memset(static_cast<void*>(shared), 0, shared_size(slots));
         shared->lock = &GetNamedLWLockTranche(kTranche)[0].lock;
-        // A static worker id is in the word from the start; a leased one
-        // comes with the first tenure (start_tenure_locked()).
+        // A static worker id is in the word from the start; a leased node
+        // starts fenced: its worker id comes with the first tenure
+        // (start_tenure_locked()).
         pg_atomic_init_u64(&shared->position,
-                           snowflake::core::pack_position(-1, snowflake::core::kMaxSequence,
-                                                          worker_id >= 0 ? worker_id : 0));
-        pg_atomic_init_u64(&shared->fence_ms_plus1, 0);
+                           leasing_configured() ? core::pack_fenced(-1, 0)
+                                                : core::pack_position(-1, core::kMaxSequence,
+                                                                      worker_id >= 0 ? worker_id : 0));
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
@@ -100,17 +105,6 @@ void require_shared() {
 
 namespace {
 
-// Swaps the position for f(position) until it sticks; fast-path swaps may
-// come in between (the caller holds `lock`, which the fast path never takes).
-template <typename F>
-uint64 swap_position(F f) {
-    uint64 cur = pg_atomic_read_u64(&shared->position);
-    for (;;) {
-        const uint64 next = f(cur);
-        if (next == cur || pg_atomic_compare_exchange_u64(&shared->position, &cur, next)) return next;
-    }
-}
-
 // Records the generator's floor: where the position was moved, how far a
 // clock behind it is waited out, and what set it (for messages).
 void set_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
@@ -121,48 +115,35 @@ void set_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
 
 }  // namespace
 
-// Fences ids at the position's millisecond (shmem.hpp).
+// Every transition below runs the core's protocol (core/position.hpp) over
+// the shared words; the clock is not read by any of them.
+
+// Fences ids (shmem.hpp).
 int64_t fence_ids_locked() {
-    const int64_t ms = snowflake::core::packed_ms(pg_atomic_read_u64(&shared->position));
-    // First the reservation, so that a caller that reads the fenced word
-    // reads the lowered reservation after it. A fast-path swap between the
-    // read above and the swap below only makes the word's millisecond later
-    // than the reservation: still nothing to issue.
-    pg_atomic_write_u64(&shared->fence_ms_plus1, static_cast<uint64>(ms + 1));
-    publish_reservation_locked();
-    const uint64 fenced = swap_position([](uint64 p) { return snowflake::core::fence_position(p); });
-    return snowflake::core::packed_ms(fenced);
+    PositionWords words(0);
+    return core::fence(words);
 }
 
-// Lifts the fence (shmem.hpp).
+// Lifts a fence (shmem.hpp).
 void lift_fence_locked() {
-    pg_atomic_write_u64(&shared->fence_ms_plus1, 0);
-    publish_reservation_locked();
+    PositionWords words(0);
+    core::lift(words);
 }
 
-// Starts a tenure of `worker` above floor_ms (shmem.hpp).
+// Starts a tenure of `worker` after floor_ms (shmem.hpp).
 int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, FloorSource source) {
-    const uint64 next = swap_position(
-        [&](uint64 p) { return snowflake::core::tenure_position(p, floor_ms, worker); });
-    const int64_t ms = snowflake::core::packed_ms(next);
-    if (ms == floor_ms) set_floor_locked(floor_ms, grace_ms, source);
-    return ms;
-}
-
-// Starts a backup tenure of `worker` after floor_ms (shmem.hpp).
-int64_t start_backup_tenure_locked(int32_t worker, int64_t floor_ms) {
-    const uint64 next =
-        swap_position([&](uint64) { return snowflake::core::backup_position(floor_ms, worker); });
-    const int64_t ms = snowflake::core::packed_ms(next);
-    set_floor_locked(ms, 0, kFloorHandover);
-    return ms;
+    PositionWords words(0);
+    const int64_t start = core::start_tenure(words, worker, floor_ms);
+    // The start counts as used up: a clock up to grace_ms behind the floor
+    // is still waited out.
+    set_floor_locked(start, grace_ms > 0 ? grace_ms + (start - floor_ms) : 0, source);
+    return start;
 }
 
 // Raises the position to "floor_ms used up" (shmem.hpp).
 bool raise_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
-    const uint64 before = pg_atomic_read_u64(&shared->position);
-    if (swap_position([&](uint64 p) { return snowflake::core::raise_position(p, floor_ms); }) == before)
-        return false;
+    PositionWords words(0);
+    if (!core::raise_floor(words, floor_ms)) return false;
     set_floor_locked(floor_ms, grace_ms, source);
     return true;
 }

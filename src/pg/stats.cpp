@@ -5,6 +5,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"

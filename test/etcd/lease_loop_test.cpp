@@ -6,6 +6,7 @@
 
 #include "core/backup.hpp"
 #include "core/generator.hpp"
+#include "core/position.hpp"
 #include "core/etcd_schema.hpp"
 #include "core/handover.hpp"
 #include "core/lease.hpp"
@@ -168,7 +169,8 @@ public:
     int64_t last_ms() noexcept override { return gen_.last_ms; }
     void start_tenure(int32_t worker, const core::Handover& h, bool) noexcept override {
         // After both the floor and this node's own last millisecond, which
-        // counts as used up (core::tenure_position).
+        // counts as used up (core::start_tenure() starts one millisecond
+        // further; the driver does not depend on that).
         const int64_t start = std::max(h.floor_ms, gen_.last_ms);
         gen_ = core::state_after(start, start == h.floor_ms ? h.grace_ms : 0);
         worker_ = worker;
@@ -198,7 +200,7 @@ public:
     }
     int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
         const int64_t own_last = fence_ids();
-        gen_ = core::state_after(floor_ms);  // core::backup_position: after the backup's mark
+        gen_ = core::state_after(floor_ms);  // after the backup's mark (core::start_tenure())
         worker_ = worker;
         etcd_reserved_ = gen_.last_ms;
         demand_ = -1;

@@ -4,6 +4,8 @@
 
 #include "core/backup.hpp"
 #include "core/generator.hpp"
+#include "core/position.hpp"
+#include "plain_words.hpp"
 
 namespace sc = snowflake::core;
 
@@ -26,8 +28,10 @@ TEST(Backup, NoneWhenEveryOtherIdIsTakenOrTried) {
 }
 
 TEST(Backup, UsableOnlyWithTheMarkBelowTheClock) {
-    EXPECT_TRUE(sc::backup_usable(-1, 0));      // never used
-    EXPECT_TRUE(sc::backup_usable(999, 1000));  // ids start at the clock's millisecond
+    EXPECT_TRUE(sc::backup_usable(-1, 1));      // never used: its tenure starts at 0, used up
+    EXPECT_FALSE(sc::backup_usable(-1, 0));
+    EXPECT_TRUE(sc::backup_usable(998, 1000));  // ids start at the clock's millisecond
+    EXPECT_FALSE(sc::backup_usable(999, 1000));  // the tenure starts at 1000, used up
     EXPECT_FALSE(sc::backup_usable(1000, 1000));
     EXPECT_FALSE(sc::backup_usable(5000, 1000));
 }
@@ -39,19 +43,25 @@ TEST(Backup, EndsOnceTheClockPassesTheOwnIdsLastMillisecond) {
 }
 
 TEST(Backup, PositionStartsAfterTheMarkWithTheBackupsWorkerId) {
-    const uint64_t own = sc::pack_position(50000, 12, 3);
-    const uint64_t b = sc::backup_position(1000, 9);
-    EXPECT_EQ(sc::packed_worker(b), 9);
-    EXPECT_EQ(sc::packed_ms(b), 1000);
-    EXPECT_EQ(sc::packed_sequence(b), sc::kMaxSequence);  // the mark's millisecond counts as used up
-    EXPECT_LT(sc::position_order(b), sc::position_order(own));  // lower than the own id's position
-    const uint64_t never = sc::backup_position(-1, 9);
-    EXPECT_EQ(sc::packed_ms(never), -1);
-    // The fast path issues its first id in a millisecond after the mark.
+    snowflake::test::PlainWords w;
+    w.word = sc::pack_position(50000, 12, 3);
+    const uint64_t own = w.word;
+    EXPECT_EQ(sc::fence(w), 50000);  // the own id's last millisecond
+    EXPECT_EQ(sc::start_tenure(w, 9, 1000), 1001);
+    EXPECT_EQ(sc::packed_worker(w.word), 9);
+    EXPECT_EQ(sc::packed_ms(w.word), 1001);  // one past the mark, counted as used up
+    EXPECT_EQ(sc::packed_sequence(w.word), sc::kMaxSequence);
+    EXPECT_LT(sc::position_order(w.word), sc::position_order(own));  // lower than the own id's position
+    EXPECT_EQ(w.reserved, 1001);  // nothing of the backup reserved yet
+    // The fast path issues its first id in a millisecond after that.
+    w.reserved = 2000;
     sc::FastNext f;
-    ASSERT_TRUE(sc::fast_next(b, 1001, 2000, &f));
+    ASSERT_TRUE(sc::fast_next(w.word, 1002, w.reserved, &f));
     EXPECT_EQ((f.id >> sc::kWorkerShift) & sc::kMaxWorker, 9);
-    EXPECT_FALSE(sc::fast_next(b, 1000, 2000, &f));
+    EXPECT_FALSE(sc::fast_next(w.word, 1001, w.reserved, &f));
+    // A backup id that was never used starts at 0.
+    snowflake::test::PlainWords fresh;
+    EXPECT_EQ(sc::start_tenure(fresh, 9, -1), 0);
 }
 
 TEST(Backup, AClockBehindWithFailoverIsNotCountedAsAnError) {

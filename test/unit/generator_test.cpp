@@ -2,6 +2,8 @@
 // by injected clocks: the tests choose every "now" the generator sees.
 
 #include "core/generator.hpp"
+#include "core/position.hpp"
+#include "plain_words.hpp"
 
 #include <gtest/gtest.h>
 
@@ -839,6 +841,8 @@ TEST(FastNext, AgreesWithNextIdOnRandomizedClocks) {
             case Status::BeforeEpoch: refused_epoch++; break;
             case Status::WaitFloor: refused_exhausted++; break;  // the floor counts as used up
             case Status::Issued: break;
+            case Status::Fenced:
+            case Status::LeaseEnded: ADD_FAILURE() << "next_ids() answers only its own statuses"; break;
         }
         // The refusal must not have moved the position.
         ASSERT_EQ(position_of(slow, c.worker), packed) << "step " << step;
@@ -885,40 +889,31 @@ TEST(Generator, ARepeatedDecisionCountsItsWaitOnceButEveryError) {
 }
 
 // ---------------------------------------------------------------------------
-// The worker id in the position word: lease transitions fence ids in flight.
+// The worker id in the position word: lease transitions fence ids in flight
+// (core/position.hpp; position_check_test.cpp tries every interleaving).
 
 namespace {
 
-// One node's shared words as the glue keeps them: the position (with the
-// worker id) and the reservation, and the transitions the lease worker makes
-// under its lock. compare_exchange stands for pg_atomic_compare_exchange_u64.
+// One node's shared words, and the transitions the lease worker makes under
+// its lock, through the core's protocol.
 struct Node {
-    uint64_t position = pack_position(-1, kMaxSequence, 0);
-    int64_t reserved = -1;
+    snowflake::test::PlainWords w;
 
-    bool swap(uint64_t expected, uint64_t desired) {
-        if (position != expected) return false;
-        position = desired;
-        return true;
+    Node() { w.word = pack_fenced(-1, 0); }
+    int64_t fence() { return snowflake::core::fence(w); }
+    // A new tenure, then a reservation published.
+    int64_t hand_over(int32_t worker, int64_t floor_ms, int64_t reserved_until) {
+        const int64_t start = start_tenure(w, worker, floor_ms);
+        w.reserved = reserved_until;
+        return start;
     }
-    // A tenure ends: the reservation comes down to the position's
-    // millisecond, then the word is fenced.
-    void fence() {
-        reserved = packed_ms(position);
-        ASSERT_TRUE(swap(position, fence_position(position)));
-    }
-    // A new tenure: the word moves to the new worker id above the floor, then
-    // a reservation is published.
-    void hand_over(int32_t worker, int64_t floor_ms, int64_t reserved_until) {
-        ASSERT_TRUE(swap(position, tenure_position(position, floor_ms, worker)));
-        reserved = reserved_until;
-    }
-    // The glue's fast path, in its three reads: the word, then (maybe much
-    // later) the clock and the reservation, then the swap.
+    // The fast path's decision on a word read earlier (maybe much earlier),
+    // with the clock and the reservation read now, then the swap.
     bool issue_from(uint64_t word, int64_t now, int64_t* id) {
         FastNext f{};
-        if (!fast_next(word, now, reserved, &f)) return false;
-        if (!swap(word, f.next)) return false;
+        if (!fast_next(word, now, w.reserved, &f)) return false;
+        uint64_t expected = word;
+        if (!w.cas_word(expected, f.next)) return false;
         *id = f.id;
         return true;
     }
@@ -935,9 +930,18 @@ TEST(PositionWorker, PacksBesideMillisecondAndSequenceWithoutDisturbingThem) {
                 EXPECT_EQ(packed_ms(p), ms);
                 EXPECT_EQ(packed_sequence(p), seq);
                 EXPECT_EQ(position_order(p), pack_position(ms, seq, 0));
+                EXPECT_FALSE(is_fenced(p));
             }
+            // The fenced word of every millisecond, for every worker id.
+            const uint64_t f = pack_fenced(ms, w);
+            EXPECT_TRUE(is_fenced(f));
+            EXPECT_EQ(packed_worker(f), w);
+            EXPECT_EQ(packed_ms(f), ms);
+            EXPECT_EQ(packed_sequence(f), kMaxSequence);
         }
     }
+    // Normal and fenced words never meet: the last normal word lies below the first fenced one.
+    EXPECT_LT(position_order(pack_position(kMaxMs, kMaxSequence, 0)), position_order(pack_fenced(-1, 0)));
     FastNext f{};
     ASSERT_TRUE(fast_next(pack_position(10, 3, 777), 10, kMaxMs, &f));
     EXPECT_EQ(decompose(f.id).worker, 777);
@@ -947,19 +951,63 @@ TEST(PositionWorker, PacksBesideMillisecondAndSequenceWithoutDisturbingThem) {
     EXPECT_EQ(f.next, pack_position(11, 0, kMaxWorker));
 }
 
-TEST(PositionWorker, TransitionsMoveTheWordAndOnlyRaiseTheOrder) {
+// Issue 28's first finding: a fence at a full millisecond left the word as it
+// was, so a swap prepared before it succeeded after the exact mark was read.
+TEST(PositionWorker, AFenceMovesTheWordWhateverItHeldAFullMillisecondIncluded) {
+    for (int32_t seq : {0, 7, kMaxSequence - 1, kMaxSequence}) {
+        const uint64_t p = pack_position(500, seq, 3);
+        EXPECT_NE(fence_position(p), p) << seq;
+        EXPECT_TRUE(is_fenced(fence_position(p)));
+        EXPECT_EQ(packed_ms(fence_position(p)), 500);
+        EXPECT_EQ(fence_position(fence_position(p)), fence_position(p));  // a fenced word stays
+    }
+    // The stale caller of the finding: it read the full word, the clock one
+    // millisecond on and the reservation, then stopped; the shutdown fenced.
+    snowflake::test::PlainWords w;
+    w.word = pack_position(500, kMaxSequence, 3);
+    w.reserved = 600;
+    const uint64_t stale = w.word;
+    FastNext f{};
+    ASSERT_TRUE(fast_next(stale, 501, 600, &f));
+    EXPECT_EQ(snowflake::core::fence(w), 500);  // the exact mark
+    uint64_t expected = stale;
+    EXPECT_FALSE(w.cas_word(expected, f.next)) << "the stale swap must fail after the fence";
+    // Nothing is issued from a fenced word, by either path.
+    for (int64_t now : {500, 501, 599, 600, 601}) EXPECT_FALSE(fast_next(w.word, now, kMaxMs, &f)) << now;
+    GeneratorState g;
+    int64_t now_out = 0;
+    w.clock = 501;
+    EXPECT_EQ(slow_issue(w, g, Config{}, 1, &now_out).status, Status::Fenced);
+}
+
+TEST(PositionWorker, ATenureStartsPastTheFenceAndTheFloorAndOnlyFromAFence) {
+    snowflake::test::PlainWords w;
+    w.word = pack_position(500, kMaxSequence, 3);
+    w.reserved = 900;
+    // A new worker id: one past the floor, counted as used up; nothing reserved past it.
+    EXPECT_EQ(start_tenure(w, 4, 100), 101);
+    EXPECT_EQ(w.word, pack_position(101, kMaxSequence, 4));
+    EXPECT_EQ(w.reserved, 101);
+    // The same worker id again: past its own fence too, even with the floor below.
+    EXPECT_EQ(start_tenure(w, 4, 50), 102);
+    EXPECT_EQ(start_tenure(w, 4, 900), 901);
+    // A lifted fence resumes one past it, reservation unchanged.
+    w.reserved = 950;
+    EXPECT_EQ(snowflake::core::fence(w), 901);
+    lift(w);
+    EXPECT_EQ(w.word, pack_position(902, kMaxSequence, 4));
+    EXPECT_EQ(w.reserved, 950);
+    lift(w);  // not fenced: nothing
+    EXPECT_EQ(w.word, pack_position(902, kMaxSequence, 4));
+    // raise_position keeps the worker id and a fence, and never lowers.
     const uint64_t p = pack_position(500, 7, 3);
-    EXPECT_EQ(fence_position(p), pack_position(500, kMaxSequence, 3));
-    EXPECT_NE(fence_position(p), p);
-    // A new worker id always moves the word, even with the floor below.
-    EXPECT_EQ(tenure_position(p, 100, 4), pack_position(500, kMaxSequence, 4));
-    EXPECT_EQ(tenure_position(p, 900, 4), pack_position(900, kMaxSequence, 4));
-    // The same id again above a later holder's mark moves it too.
-    EXPECT_EQ(tenure_position(fence_position(p), 900, 3), pack_position(900, kMaxSequence, 3));
-    // raise_position keeps the worker id and never lowers.
     EXPECT_EQ(raise_position(p, 800), pack_position(800, kMaxSequence, 3));
     EXPECT_EQ(raise_position(p, 400), p);
-    EXPECT_EQ(raise_position(p, 500), pack_position(500, kMaxSequence, 3));
+    EXPECT_EQ(raise_position(p, 500), p);
+    EXPECT_EQ(raise_position(pack_fenced(500, 3), 800), pack_fenced(800, 3));
+    EXPECT_EQ(raise_position(pack_fenced(500, 3), 400), pack_fenced(500, 3));
+    // At the end of the id space a tenure cannot start past it.
+    EXPECT_EQ(tenure_start_ms(pack_fenced(kMaxMs, 3), kMaxMs, 3), kMaxMs);
 }
 
 // Issue 16's interleaving: backend X reads the word while the node holds
@@ -969,22 +1017,22 @@ TEST(PositionWorker, TransitionsMoveTheWordAndOnlyRaiseTheOrder) {
 // swap from the old word fails, and its next try composes worker 1.
 TEST(PositionWorker, ACallerDescheduledAcrossAHandOverNeverComposesTheOldWorker) {
     Node a;
-    a.hand_over(0, 999, 1'000 + 5'000);  // worker 0, reservation in etcd up to 6000
+    a.hand_over(0, 999, 1'000 + 5'000);  // worker 0, reservation in the coordinator up to 6000
     int64_t id = 0;
-    ASSERT_TRUE(a.issue_from(a.position, 1'000, &id));
+    ASSERT_TRUE(a.issue_from(a.w.word, 1'001, &id));
     ASSERT_EQ(decompose(id).worker, 0);
 
-    const uint64_t x_word = a.position;  // X read the word, then stalled
+    const uint64_t x_word = a.w.word;  // X read the word, then stalled
 
     // A loses worker 0 and leases worker 1; B starts worker 0 above its mark.
     a.fence();
     a.hand_over(1, -1, 20'000);
     const int64_t b_first_id = compose(6'001, 0, 0);
-    for (int64_t now = 1'001; now < 9'000; now += 37) ASSERT_TRUE(a.issue_from(a.position, now, &id));
+    for (int64_t now = 1'002; now < 9'000; now += 37) ASSERT_TRUE(a.issue_from(a.w.word, now, &id));
 
     // X resumes at 9000 (inside B's range for worker 0) with the new reservation.
     EXPECT_FALSE(a.issue_from(x_word, 9'000, &id)) << "the swap from the stale word must fail";
-    ASSERT_TRUE(a.issue_from(a.position, 9'000, &id));
+    ASSERT_TRUE(a.issue_from(a.w.word, 9'000, &id));
     EXPECT_EQ(decompose(id).worker, 1);
     EXPECT_FALSE(decompose(id).worker == 0 && id >= b_first_id);
 }
@@ -999,12 +1047,12 @@ TEST(PositionWorker, EveryStallPointOfACallerIsFenced) {
             Node a;
             a.hand_over(0, 999, 6'000);
             int64_t id = 0;
-            ASSERT_TRUE(a.issue_from(a.position, 1'000, &id));
-            uint64_t word = a.position;
+            ASSERT_TRUE(a.issue_from(a.w.word, 1'001, &id));
+            uint64_t word = a.w.word;
             a.fence();
-            if (read_at == 1) word = a.position;
+            if (read_at == 1) word = a.w.word;
             a.hand_over(1, -1, 60'000);
-            if (read_at == 2) word = a.position;
+            if (read_at == 2) word = a.w.word;
 
             int64_t got = 0;
             const bool issued = a.issue_from(word, resume_ms, &got);
@@ -1013,29 +1061,33 @@ TEST(PositionWorker, EveryStallPointOfACallerIsFenced) {
                 EXPECT_EQ(decompose(got).worker, 1);
             }
             // The glue's retry from a fresh word composes the new worker id.
-            if (a.issue_from(a.position, resume_ms + 1, &got)) {
+            if (a.issue_from(a.w.word, resume_ms + 1, &got)) {
                 EXPECT_EQ(decompose(got).worker, 1);
             }
         }
     }
 }
 
-// A fenced word with its reservation brought down issues nothing, by either
-// path of the fast path (same millisecond, or a later one).
-TEST(PositionWorker, AFencedWordIssuesNothingUntilANewTenure) {
-    Node a;
-    a.hand_over(5, 99, 10'000);
+// Issue 28's third finding: a call that passed the lease check before the
+// deadline and completed its swap after it returned an id under a worker id
+// another node may hold by then. The deadline is read after the word and
+// the boot clock after the swap: the id is a gap and the call refuses.
+TEST(PositionWorker, AnIdSwappedAfterTheLeaseDeadlineIsGivenUp) {
+    snowflake::test::PlainWords w;
+    w.word = pack_position(1'000, 4, 9);
+    w.reserved = 2'000;
+    w.clock = 1'001;
+    w.deadline = 5'000;
+    w.boot = 4'999;
     int64_t id = 0;
-    ASSERT_TRUE(a.issue_from(a.position, 200, &id));
-    a.fence();
-    for (int64_t now : {200, 201, 9'999, 10'000, 10'001})
-        EXPECT_FALSE(a.issue_from(a.position, now, &id)) << now;
+    EXPECT_EQ(fast_issue(w, &id), Fast::Issued);
+    w.boot = 5'000;
+    EXPECT_EQ(fast_issue(w, &id), Fast::LeaseEnded);
+    EXPECT_EQ(decompose(id).sequence, 1);  // swapped: the id is a gap, never issued again
     GeneratorState g;
-    g.last_ms = packed_ms(a.position);
-    g.sequence = packed_sequence(a.position);
-    g.reserved_until_ms = a.reserved;
-    Config c;
-    c.worker = packed_worker(a.position);
-    EXPECT_EQ(next_id(g, 5'000, c).status, Status::NeedReservation);
-    EXPECT_EQ(next_id(g, 200, c).status, Status::WaitNextMs);
+    int64_t now = 0;
+    EXPECT_EQ(slow_issue(w, g, Config{}, 10, &now).status, Status::LeaseEnded);
+    w.deadline = 0;  // the lease worker unpublished the lease
+    EXPECT_EQ(fast_issue(w, &id), Fast::NoLease);
+    EXPECT_EQ(slow_issue(w, g, Config{}, 10, &now).status, Status::Fenced);
 }
