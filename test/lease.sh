@@ -691,20 +691,36 @@ fi
 pg_stop "$B"; pg_stop "$A"
 
 # ---------------------------------------------------------------------------
-echo "# 9: a backend stopped in an id call while its node shuts down"
-P9=/case9
+# 9: a backend stopped in an id call while its node shuts down, from a
+# position in the middle of a millisecond and from a full one (issue 28:
+# 1.2's fence left a full millisecond's word as it was, and the stopped
+# call's swap then issued an id past the exact mark).
+case9() {
+local P9=$1 fill=$2
+echo "# 9 ($fill): a backend stopped in an id call while its node shuts down"
 C=$(node c "snowflake.lease_prefix = '$P9'")
 start "$C" && helpers "$C"
 wait_for "held" 15 held "$C" || not_ok "9: node c holds a lease" "$(stat_of "$C" "lease_state")"
 WC=$(stat_of "$C" worker_id)
-pg_val "$C" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
+if [ "$fill" = middle ]; then
+    pg_val "$C" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
+else
+    # A batch that starts in a fresh millisecond takes all of it: the
+    # position's last sequence is then 4095.
+    seq9=""
+    for _ in $(seq 1 20); do
+        seq9=$(pg_val "$C" "SELECT pg_sleep(0.01); SELECT max(i) & 4095 FROM snowflake_nextval_batch(4096) i" | tail -1)
+        [ "$seq9" = 4095 ] && break
+    done
+    is "9 ($fill): the position's millisecond is full" "$seq9" 4095
+fi
 stalled_call "$C" x9
 if [ -z "$CALL_BACKEND" ] || ! stall_at "$CALL_BACKEND" snowflake::core::fast_next "$WORK" ||
     ! wait_for "hit" 15 stall_hit "$WORK"; then
-    not_ok "9: the backend is stopped in snowflake_nextval()" "$(tail -3 "$WORK/stall.log" 2>/dev/null)"
+    not_ok "9 ($fill): the backend is stopped in snowflake_nextval()" "$(tail -3 "$WORK/stall.log" 2>/dev/null)"
     stall_release "$WORK"
 else
-    ok "9: the backend is stopped in snowflake_nextval(), after reading the position"
+    ok "9 ($fill): the backend is stopped in snowflake_nextval(), after reading the position"
     # A fast shutdown: the lease worker hands the exact mark over while the
     # backend is stopped (the postmaster waits for the backend).
     as_pg "$PGBIN/pg_ctl" -D "$C/data" -m fast -w -t 60 stop >/dev/null 2>&1 &
@@ -712,22 +728,25 @@ else
     exact_mark() { etcd_ctl get --print-value-only "$P9/marks/$WC" | grep -q ' exact$'; }
     wait_for "exact" 20 exact_mark
     EXACT=$(etcd_ctl get --print-value-only "$P9/marks/$WC" | awk '{ print $1 }')
-    like "9: the exact mark is handed over while the backend is stopped" "$(etcd_ctl get --print-value-only "$P9/marks/$WC")" '^[0-9]+ exact$'
+    like "9 ($fill): the exact mark is handed over while the backend is stopped" "$(etcd_ctl get --print-value-only "$P9/marks/$WC")" '^[0-9]+ exact$'
     stall_release "$WORK"
     wait "$CALL_PID"
     wait "$STOPPER"
     XID=$(tr -d ' \n' <"$WORK/x9.out")
     if [[ "$XID" =~ ^[0-9]+$ ]]; then
-        cmp_num "9: the stopped call's id is not above the exact mark ($EXACT)" "$((XID >> 22))" -le "$EXACT"
+        cmp_num "9 ($fill): the stopped call's id is not above the exact mark ($EXACT)" "$((XID >> 22))" -le "$EXACT"
     fi
     # Whether or not its session got the id, the call must not have taken
     # one above the mark: the node's last position, which its own mark file
     # records exactly at a clean stop, is at most the mark handed over.
-    cmp_num "9: no id was issued above the exact mark (the node's last millisecond)" \
+    cmp_num "9 ($fill): no id was issued above the exact mark (the node's last millisecond)" \
         "$(mark_ms "$C")" -le "$EXACT"
-    is "9: ... and the node's mark file is its exact position" "$(mark_flags "$C")" 1
+    is "9 ($fill): ... and the node's mark file is its exact position" "$(mark_flags "$C")" 1
 fi
 pg_reap "$C"
+}
+case9 /case9 middle
+case9 /case9full full
 
 fi  # etcd only: cases 8 and 9
 # ---------------------------------------------------------------------------
