@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -129,6 +130,73 @@ void BM_FastNext_Reserved(benchmark::State& state) {
     report_per_item(state, 1);
 }
 BENCHMARK(BM_FastNext_Reserved);
+
+// The fast path as the extension runs it (core::fast_issue() over shared
+// words: an atomic word and reservation, a compare-and-swap), with a fake
+// clock that moves every 4,096 ids. Leased: the deadline read after the word
+// and a boot clock read after the swap (a fake counter here). Beside it, in
+// the same run, 1.2's sequence (the lease checked once, before the word),
+// the baseline the protocol's cost is judged against.
+struct BenchWords {
+    std::atomic<uint64_t> word{pack_position(-1, kMaxSequence, 7)};
+    std::atomic<int64_t> reserved{kMaxMs};
+    std::atomic<int64_t> deadline{kNoDeadline};
+    int64_t clock = 1'000'000;
+    int64_t boot = 0;
+    int32_t left_in_ms = kIdsPerMs;
+
+    uint64_t load_word() { return word.load(std::memory_order_acquire); }
+    bool cas_word(uint64_t& expected, uint64_t desired) { return word.compare_exchange_strong(expected, desired); }
+    int64_t load_reserved() { return reserved.load(std::memory_order_relaxed); }
+    void limit_reserved(int64_t ms) { reserved.store(ms); }
+    int64_t now_ms() {
+        if (left_in_ms-- == 0) {
+            clock++;
+            left_in_ms = kIdsPerMs - 1;
+        }
+        return clock;
+    }
+    int64_t lease_deadline_ns() { return deadline.load(std::memory_order_acquire); }
+    int64_t boot_ns() { return ++boot; }
+};
+
+void BM_FastIssue(benchmark::State& state) {
+    BenchWords w;
+    if (state.range(0) != 0) w.deadline = int64_t{1} << 62;
+    for (auto _ : state) {
+        int64_t id = 0;
+        if (fast_issue(w, &id) != Fast::Issued) {
+            require(state, false, "fast_issue did not issue");
+            break;
+        }
+        benchmark::DoNotOptimize(id);
+    }
+    report_per_item(state, 1);
+}
+BENCHMARK(BM_FastIssue)->Arg(0)->Arg(1)->ArgName("leased");
+
+void BM_FastIssue_1_2(benchmark::State& state) {
+    BenchWords w;
+    if (state.range(0) != 0) w.deadline = int64_t{1} << 62;
+    for (auto _ : state) {
+        const int64_t deadline = w.lease_deadline_ns();
+        if (deadline != kNoDeadline && w.boot_ns() >= deadline) {
+            require(state, false, "lease");
+            break;
+        }
+        uint64_t cur = w.load_word();
+        const int64_t now = w.now_ms();
+        const int64_t reserved = w.load_reserved();
+        FastNext f;
+        if (!fast_next(cur, now, reserved, &f) || !w.cas_word(cur, f.next)) {
+            require(state, false, "fast_next refused");
+            break;
+        }
+        benchmark::DoNotOptimize(f.id);
+    }
+    report_per_item(state, 1);
+}
+BENCHMARK(BM_FastIssue_1_2)->Arg(0)->Arg(1)->ArgName("leased");
 
 // A whole millisecond in one call: next_ids(4096), one call per ms.
 void BM_NextIdsBatch4096(benchmark::State& state) {
