@@ -4,7 +4,7 @@
 # minimum, to keep the suite short). COORDINATOR=zookeeper runs the same
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
-# cases 1 to 7, 10, 12 and 15 run for both; 8, 9 and 11 drive etcd itself
+# cases 1 to 7, 10, 12, 15 and 16 run for both; 8, 9 and 11 drive etcd itself
 # (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 and 14
 # drive ZooKeeper's client and run with ZooKeeper only.
 #
@@ -51,6 +51,11 @@
 #      second); a node listing two servers, the one it is connected to
 #      killed: it moves to the other within its session (same session, no
 #      id refused); a node listing the dead server first holds an id
+#  16  a backend stopped (gdb) in an id call after reading the position and
+#      the lease deadline, and the lease worker stopped (SIGSTOP) so that
+#      nothing fences the node; another node takes the worker id once the
+#      lease expired: the stopped call returns no id when it goes on, SF003
+#      (issue 28: the deadline is read again after the swap)
 #  15  the clock stepped back 1 h (libfaketime), issue 21: with
 #      snowflake.clock_backwards = refuse (the default) today's SF001; set
 #      to failover (ALTER SYSTEM, reload), ids keep coming within the bounded
@@ -634,6 +639,47 @@ if start "$G"; then
 else
     not_ok "15: a static worker id with refuse starts"
 fi
+
+# ---------------------------------------------------------------------------
+echo "# 16: a call across its lease's deadline with the lease worker stopped (SIGSTOP)"
+# Issue 28's third finding: the deadline was checked once, before the fast
+# path, so a call stopped after the check returned, when it went on, an id
+# under a worker id another node had taken meanwhile. Now the boot clock is
+# read after the swap: such an id is given up and the call refused.
+P16=/case16
+A16=$(node a16 "snowflake.lease_prefix = '$P16'")
+start "$A16" && helpers "$A16"
+wait_for "held" 15 held "$A16" || not_ok "16: node a16 holds a lease" "$(stat_of "$A16" "lease_state")"
+W16=$(stat_of "$A16" worker_id)
+B16=$(node b16 "snowflake.lease_prefix = '$P16'" "snowflake.worker_id = $W16")
+start "$B16" && helpers "$B16"
+LW16=$(pgrep -P "$(pg_postmaster_pid "$A16")" -f 'snowflake worker id lease' | head -1)
+stalled_call "$A16" x16
+if [ -z "$CALL_BACKEND" ] || [ -z "$LW16" ] || ! stall_at "$CALL_BACKEND" snowflake::core::fast_next "$WORK" ||
+    ! wait_for "hit" 15 stall_hit "$WORK"; then
+    not_ok "16: the backend is stopped in snowflake_nextval()" "$(tail -3 "$WORK/stall.log" 2>/dev/null)"
+    stall_release "$WORK"
+else
+    ok "16: the backend is stopped in snowflake_nextval(), after reading the position and the deadline"
+    # The lease worker stopped too: nothing fences node a16 when its lease
+    # ends; the coordinator expires it and node b16 takes the worker id.
+    kill -STOP "$LW16"
+    if wait_for "b16 held" $((TTL * 4)) held "$B16"; then
+        ok "16: node b16 takes worker id $W16 once node a16's lease expired"
+        B16FIRST=$(first_id_of "$B16")
+        cmp_num "16: ... and issues ids under it" "${B16FIRST:-0}" -gt 0
+    else
+        not_ok "16: node b16 takes worker id $W16 once node a16's lease expired" "$(stat_of "$B16" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+    fi
+    stall_release "$WORK"
+    wait "$CALL_PID"
+    X16=$(tr -d ' \n' <"$WORK/x16.out")
+    is "16: the stopped call returns no id when it goes on after the deadline" "$X16" ""
+    like "16: ... it is refused: no worker id lease is held (SF003)" "$(cat "$WORK/x16.err")" 'no worker id lease is held'
+    kill -CONT "$LW16"
+fi
+kill -CONT "$LW16" 2>/dev/null || true
+pg_stop "$B16"; pg_stop "$A16"
 
 # ---------------------------------------------------------------------------
 if is_zk; then echo "# 8, 9: etcd only (they move leases with etcdctl)"; else
