@@ -5,8 +5,8 @@
 # standbys' (libfaketime, as in test/fault/).
 #
 #   1  ids on the primary under load, its clock 2 s ahead: the primary's WAL
-#      carries the reservations (pg_walinspect names them, pg_waldump shows
-#      the custom resource manager); a standby refuses ids (25006) and its
+#      carries the reservations (pg_walinspect names them, 24 bytes with
+#      their epoch; pg_waldump shows the custom resource manager); a standby refuses ids (25006) and its
 #      mark rises as it replays; a standby promoted while the primary still
 #      runs, and one promoted after the primary stopped (a switchover),
 #      issue only ids above every id they replayed, none twice; a kill -9
@@ -22,11 +22,24 @@
 #      statement_timeout); a fast shutdown ends the mark worker's wait for
 #      the standby; the standby, promoted without the primary's last WAL,
 #      issues only ids above every id the primary issued
+#   4  a standby whose snowflake.epoch is 6 s later than its primary's
+#      (the records say which epoch their milliseconds count from): asked
+#      for ids for 3 s once promoted, it refuses them (55000, both epochs
+#      named), also after a restart (and with the file that keeps the
+#      refusal unreadable), and issues none of the old primary's ids nor
+#      any below them; with the primary's epoch set, ids flow, above every
+#      id of the old primary
+#   5  a rolling upgrade, standbys first: a primary writing the record of
+#      1.1 and 1.2 (16 bytes, Unix time: a build of this source with
+#      SNOWFLAKE_WAL_RECORD_12, issuing ids over HTTP) and a standby of this
+#      version, which replays its records, raises its mark and, promoted,
+#      issues only ids above every id the primary issued
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits
 # non-zero on any failure. Usage: test/standby.sh [case number ...]
 # Needs root or the postgres user, pgbench, pg_basebackup, pg_waldump,
-# pg_walinspect (contrib), libfaketime. KEEP_TMP=1 keeps the directories.
+# pg_walinspect (contrib), libfaketime, curl, and what building the
+# extension needs (case 5). KEEP_TMP=1 keeps the directories.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +53,7 @@ SHIM_DIR=$SUITE_DIR
 RMGR_ID=168
 
 ft_require "$SHIM_DIR"
+require_tools curl make
 
 pgbench_on() {
     local dir=$1; shift
@@ -153,7 +167,10 @@ case_1() {
     n=$(pg_val "$P" "SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE resource_manager = 'snowflake'")
     cmp_num "1: pg_walinspect shows snowflake records in the primary's WAL" "${n:-0}" -gt 0
     v=$(pg_val "$P" "SELECT record_type || ': ' || description FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE resource_manager = 'snowflake' LIMIT 1")
-    like "1: ... described (type, reservation, worker id)" "$v" '^RESERVE: until .* window [0-9]+ ms, worker 7$'
+    like "1: ... described (type, reservation, its epoch, worker id)" "$v" \
+        '^RESERVE: until [^,]*, epoch 2025-01-01T00:00:00\.000Z, window [0-9]+ ms, worker 7$'
+    is "1: ... each record 24 bytes (the reservation in the id space, with its epoch)" \
+        "$(pg_val "$P" "SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE resource_manager = 'snowflake' AND main_data_length <> 24")" 0
     n=$(as_pg "$PGBIN/pg_waldump" -p "$P/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null | grep -c "rmgr: custom$RMGR_ID ")
     cmp_num "1: pg_waldump shows records of resource manager $RMGR_ID" "${n:-0}" -gt 0
 
@@ -297,6 +314,164 @@ case_3() {
     promoted_issues "$S" promoted 200 || not_ok "3: the promoted standby issues 200 ids" "$(tail -3 "$S/server.log")"
     is "3: every id of the promoted standby is above every id the old primary issued" \
         "$(pg_val "$S" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id <= $maxp")" 0
+    pg_stop "$S"
+}
+
+# -------------------------------------------------------------------------
+# The primary's epoch (the default) and the standby's, 6 s later.
+PRIMARY_EPOCH='2025-01-01 00:00:00+00'
+LATER_EPOCH='2025-01-01 00:00:06+00'
+
+# ask_for_ids DIR SECONDS: calls snowflake_nextval() for SECONDS in one
+# session, keeping every id it returns in table again (no unique key, so
+# that an id issued twice is kept twice); prints the number of calls refused.
+ask_for_ids() {
+    PG_TIMEOUT=120 pg_val "$1" "DO \$\$
+        DECLARE t0 timestamptz := clock_timestamp(); r record; refused int := 0;
+        BEGIN
+            WHILE clock_timestamp() < t0 + interval '$2 s' LOOP
+                SELECT * INTO r FROM try_nextval();
+                IF r.state = '00000' THEN INSERT INTO again VALUES (r.id);
+                ELSE refused := refused + 1; PERFORM pg_sleep(0.001); END IF;
+            END LOOP;
+            RAISE NOTICE 'refused %', refused;
+        END \$\$" 2>&1 | sed -n 's/.*NOTICE:  refused \([0-9]*\).*/\1/p'
+}
+
+case_4() {
+    echo "# case 4: a standby whose snowflake.epoch differs refuses ids once promoted"
+    local P S maxp v state msg detail hint log status refused
+    P=$(pg_tmpdir)
+    fault_init "$P" "${REPL_CONF[@]}" "snowflake.epoch = '$PRIMARY_EPOCH'" || { bail "4: primary initialised"; return; }
+    # The primary's clock 2 s ahead: a promoted standby's first ids wait for
+    # the replayed mark, so where they would land does not depend on how
+    # long the promotion took.
+    ft_set "$P" +2
+    ft_start "$P" || { bail "4: primary started (clock +2 s)"; return; }
+    helpers_sql "$P" || { bail "4: helpers on the primary"; return; }
+    pg_val "$P" "CREATE TABLE again (id bigint)" >/dev/null
+    S=$(standby_of "$P") || { bail "4: pg_basebackup -R"; return; }
+    pg_conf "$S" "snowflake.epoch = '$LATER_EPOCH'"
+    pg_start "$S" || { bail "4: standby started" "$(tail -5 "$S/server.log")"; return; }
+    is "4: the standby's epoch is 6 s later" "$(pg_val "$S" "SHOW snowflake.epoch")" "$LATER_EPOCH"
+
+    # 8 s of ids on the primary, the standby streaming.
+    log=$P/pgbench.log
+    cp "$FAULT_DIR/load.sql" "$P/load.sql"; chmod 644 "$P/load.sql"
+    pgbench_on "$P" -c 2 -j 2 -T 8 -f "$P/load.sql" -D tbl=ids -D phase=primary >"$log" 2>&1; status=$?
+    pgbench_clean "$log" "$status" "4: the primary issued ids for 8 s"
+    maxp=$(pg_val "$P" "SELECT max(id) FROM ids")
+    pg_stop "$P"
+    is "4: the standby replayed every id of the primary" "$(pg_val "$S" "SELECT max(id) FROM ids")" "$maxp"
+    check "4: pg_ctl promote of the standby" as_pg "$PGBIN/pg_ctl" -D "$S/data" -w -t 60 promote
+
+    v=$(PG_TIMEOUT=120 pg_psql "$S" -A -t -F $'\x1f' -c "SELECT state, msg, detail, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg detail hint <<<"$v"
+    is "4: ids refused after the promotion: SQLSTATE 55000" "$state" 55000
+    is "4: ... message" "$msg" "snowflake.epoch differs from the epoch of the replayed snowflake WAL records"
+    like "4: ... detail names both epochs" "$detail" \
+        'count from 2025-01-01T00:00:00\.000Z, .*its own is 2025-01-01T00:00:06\.000Z\.'
+    like "4: ... hint says to set the primary's epoch" "$hint" "Set snowflake.epoch to '2025-01-01T00:00:00\\.000Z'"
+    refused=$(ask_for_ids "$S" 3)
+    echo "# 4: asked for ids for 3 s: $(pg_val "$S" "SELECT count(*) FROM again") issued, ${refused:-?} calls refused"
+    is "4: no id of the promoted standby is one the old primary issued" \
+        "$(pg_val "$S" "SELECT count(*) FROM again WHERE id IN (SELECT id FROM ids)")" 0
+    is "4: ... nor below the old primary's highest" "$(pg_val "$S" "SELECT count(*) FROM again WHERE id <= $maxp")" 0
+    is "4: ... no id at all" "$(pg_val "$S" "SELECT count(*) FROM again")" 0
+    pg_stop "$S"
+    pg_start "$S" || { bail "4: promoted standby restarted" "$(tail -5 "$S/server.log")"; return; }
+    is "4: still refused after a restart" "$(pg_val "$S" "SELECT state FROM try_nextval()")" 55000
+    # The file that keeps the refusal, unreadable: refused all the same.
+    pg_stop "$S"
+    cp -p "$S/data/snowflake.walepoch" "$S/walepoch.saved"
+    echo garbage | as_pg tee "$S/data/snowflake.walepoch" >/dev/null
+    pg_start "$S" || { bail "4: restarted with snowflake.walepoch unreadable" "$(tail -5 "$S/server.log")"; return; }
+    v=$(pg_psql "$S" -A -t -F $'\x1f' -c "SELECT state, detail FROM try_nextval()")
+    IFS=$'\x1f' read -r state detail <<<"$v"
+    is "4: an unreadable snowflake.walepoch refuses too" "$state" 55000
+    like "4: ... saying so" "$detail" 'snowflake.walepoch that names that epoch cannot be read'
+    pg_stop "$S"
+    cp -p "$S/walepoch.saved" "$S/data/snowflake.walepoch"
+
+    # The way out: the primary's epoch.
+    pg_conf "$S" "snowflake.epoch = '$PRIMARY_EPOCH'"
+    pg_start "$S" || { bail "4: restarted with the primary's epoch" "$(tail -5 "$S/server.log")"; return; }
+    promoted_issues "$S" fixed 200 || not_ok "4: with the primary's epoch, 200 ids" "$(tail -3 "$S/server.log")"
+    is "4: ... all above every id of the old primary" \
+        "$(pg_val "$S" "SELECT count(*) FROM ids WHERE phase = 'fixed' AND id > $maxp")" 200
+    check "4: ... and snowflake.walepoch is gone" wait_for "snowflake.walepoch removed" 10 test ! -e "$S/data/snowflake.walepoch"
+    pg_stop "$S"
+}
+
+# -------------------------------------------------------------------------
+# record12_library: prints a directory with a snowflake.so built from this
+# source with SNOWFLAKE_WAL_RECORD_12 (src/pg/wal.cpp: it writes the record
+# of 1.1 and 1.2), built once per suite run in a copy of the source (an
+# in-tree build's objects would be taken for its own).
+record12_library() {
+    local dir=$SUITE_DIR/record12
+    if [ ! -f "$dir/lib/snowflake.so" ]; then
+        mkdir -p "$dir/src" "$dir/lib"
+        tar --exclude='*.o' --exclude='*.so' -cf - Makefile snowflake.control META.json ./*.sql scripts src \
+            | tar -xf - -C "$dir/src" || return 1
+        # CPPFLAGS: PostgreSQL's own (what pg_config says it was built
+        # with, as PGXS would have it) and the define.
+        if ! make -C "$dir/src" -j2 snowflake.so CPPFLAGS="$("$PG_CONFIG" --cppflags) -DSNOWFLAKE_WAL_RECORD_12" \
+                >"$dir/build.log" 2>&1; then
+            tail -5 "$dir/build.log" >&2
+            return 1
+        fi
+        cp "$dir/src/snowflake.so" "$dir/lib/"
+        chmod -R a+rX "$dir"
+    fi
+    echo "$dir/lib"
+}
+
+case_5() {
+    echo "# case 5: the records of a 1.2 primary (16 bytes) replay on a standby of this version"
+    local lib P S port try n v maxp
+    lib=$(record12_library) || { bail "5: the 1.2 record build of the library"; return; }
+    P=$(pg_tmpdir)
+    # dynamic_library_path: the postmaster preloads the 1.2 record build. Its
+    # SQL functions would load $libdir/snowflake (this version's library):
+    # the primary issues ids over HTTP only.
+    fault_init "$P" "${REPL_CONF[@]}" "dynamic_library_path = '$lib'" || { bail "5: primary initialised"; return; }
+    ft_set "$P" +2
+    for try in 1 2 3; do
+        port=$(free_tcp_port)
+        fault_conf "$P" "snowflake.http_listen = '127.0.0.1:$port'"
+        ft_start "$P" && break
+    done
+    [ -f "$P/data/postmaster.pid" ] || { bail "5: primary started (clock +2 s, HTTP)"; return; }
+    S=$(standby_of "$P") || { bail "5: pg_basebackup -R"; return; }
+    pg_conf "$S" "dynamic_library_path = '\$libdir'"
+    fault_conf "$S"
+    pg_start "$S" || { bail "5: standby started" "$(tail -5 "$S/server.log")"; return; }
+
+    pg_psql "$P" -c "CREATE EXTENSION pg_walinspect" >/dev/null || { bail "5: pg_walinspect on the primary"; return; }
+    v=$(pg_val "$P" "SELECT pg_current_wal_lsn()")
+    for n in $(seq 1 20); do
+        curl -s --max-time 10 "http://127.0.0.1:$port/v1/ids/batch?count=500" >>"$P/ids.json"; echo >>"$P/ids.json"
+        sleep 0.1
+    done
+    grep -o '"[0-9]\{10,\}"' "$P/ids.json" | tr -d '"' >"$P/ids.txt"
+    is "5: the primary issued 10,000 ids over HTTP" "$(sort -u "$P/ids.txt" | wc -l)" 10000
+    maxp=$(sort -n "$P/ids.txt" | tail -1)
+    n=$(pg_val "$P" "SELECT count(*) FROM pg_get_wal_records_info('$v', pg_current_wal_lsn()) WHERE resource_manager = 'snowflake' AND main_data_length = 16")
+    cmp_num "5: the primary's WAL holds 16-byte snowflake records" "${n:-0}" -gt 0
+    is "5: ... and no other" "$(pg_val "$P" "SELECT count(*) FROM pg_get_wal_records_info('$v', pg_current_wal_lsn()) WHERE resource_manager = 'snowflake' AND main_data_length <> 16")" 0
+    caught_up "$P" "$S" || not_ok "5: the standby catches up"
+    pg_stop "$P"
+    # The standby's mark file (the id space of its epoch, the primary's).
+    cmp_num "5: the standby's mark rose past the primary's ids as it replayed" "$(mark_ms "$S")" -ge $((maxp >> 22))
+    is "5: ... without a word on epochs" "$(grep -c 'another epoch' "$S/server.log")" 0
+
+    check "5: pg_ctl promote of the standby" as_pg "$PGBIN/pg_ctl" -D "$S/data" -w -t 60 promote
+    helpers_sql "$S" || { bail "5: helpers on the promoted standby"; return; }
+    promoted_issues "$S" promoted 200 || not_ok "5: the promoted standby issues 200 ids" "$(tail -3 "$S/server.log")"
+    is "5: every id of the promoted standby is above every id of the 1.2 primary" \
+        "$(pg_val "$S" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id <= $maxp")" 0
+    check "5: no snowflake.walepoch (a 16-byte record says nothing of its epoch)" test ! -e "$S/data/snowflake.walepoch"
     pg_stop "$S"
 }
 

@@ -48,4 +48,18 @@ int64_t promotion_refusal_until(int64_t mark_unix_ms, int64_t last_commit_unix_m
     return until;
 }
 
+bool epoch_refusal_after_record(bool refusing, RecordEpoch epoch, bool archive_recovery) noexcept {
+    if (!archive_recovery) return refusing;
+    switch (epoch) {
+        case RecordEpoch::Differs: return true;
+        case RecordEpoch::Same: return false;
+        case RecordEpoch::Unknown: break;
+    }
+    return refusing;
+}
+
+bool epoch_refusal_at_start(bool kept, int64_t records_epoch_unix_us, int64_t own_epoch_unix_us) noexcept {
+    return kept && records_epoch_unix_us != own_epoch_unix_us;
+}
+
 }  // namespace snowflake::core

@@ -4,6 +4,8 @@
 
 #include "pure.hpp"
 
+#include "wal_record.hpp"  // RecordEpoch
+
 #include <cstdint>
 
 namespace snowflake::core {
@@ -55,5 +57,22 @@ bool arm_promotion_refusal(bool archive_recovery, bool marker_present, bool stat
 // Ids are refused while the clock is at or before it.
 int64_t promotion_refusal_until(int64_t mark_unix_ms, int64_t last_commit_unix_ms,
                                 int64_t now_unix_ms) noexcept;
+
+// The epoch refusal. Ids count milliseconds from snowflake.epoch, which
+// every node of a fleet must share: a standby whose epoch differs from its
+// primary's would, once promoted, put its primary's milliseconds into other
+// bits than its primary did. It refuses ids instead, from the promotion on,
+// until the two agree; a worker id of its own is no reason to refuse.
+// Whether the refusal holds after replaying one record (refusing: whether
+// it held before): in archive recovery (a standby, a restore) a record of
+// another epoch arms it, one of the node's own epoch lifts it (its primary
+// now counts as it does), a 16-byte record (1.1, 1.2: no epoch) leaves it
+// as it was. Crash recovery replays the node's own records and changes
+// nothing: a node that moved its own epoch waits for its clock to pass its
+// mark, as after a clean restart (docs/operations.md).
+bool epoch_refusal_after_record(bool refusing, RecordEpoch epoch, bool archive_recovery) noexcept;
+// At start: a refusal kept on disk, naming the records' epoch, holds while
+// the node's own epoch differs from it.
+bool epoch_refusal_at_start(bool kept, int64_t records_epoch_unix_us, int64_t own_epoch_unix_us) noexcept;
 
 }  // namespace snowflake::core

@@ -157,14 +157,24 @@ struct WalMarkShared {
     bool archive_recovery;
     // lock: snowflake records replayed in this run.
     uint64_t replayed;
-    // Ids are refused (1) because this node was promoted with a static
-    // worker id and its mark did not come through the WAL; the refusal
-    // ends when the clock passes refuse_until_unix_ms or
-    // snowflake_advance_floor() is called. Read without the lock by the id
-    // path; written under it.
+    // Why ids are refused after a promotion (0: they are not), bits of
+    // wal.cpp's kRefuse*: the mark did not come through the WAL (a static
+    // worker id promoted without it; ends when the clock passes
+    // refuse_until_unix_ms or snowflake_advance_floor() is called), or the
+    // replayed records count from another epoch than this node's (ends
+    // only when the epochs agree). Read without the lock by the id path;
+    // written under it.
     pg_atomic_uint32 refusing;
     int64_t refuse_until_unix_ms;  // lock: -1 while not yet worked out
     bool refusal_on_disk;          // lock: the file snowflake.promoted holds it
+    // lock: the epoch of the replayed records while the epoch refusal
+    // holds, in Unix microseconds.
+    int64_t records_epoch_unix_us;
+    // The file snowflake.walepoch exists (it keeps the epoch refusal), and
+    // the epoch it names. Written by the startup process during recovery,
+    // by the mark worker after it (it removes a file whose epoch agrees).
+    bool epoch_file_on_disk;
+    int64_t epoch_file_unix_us;
     // The marker file snowflake.walmark exists. Written by the startup
     // process during recovery, by the mark worker after it.
     bool marker_on_disk;

@@ -3,16 +3,26 @@
 // primary's and a promoted standby starts above every reservation it
 // replayed, whatever the clocks say.
 //
-// Record (kRmgrId, info kInfoReserve, 16 bytes of data, ReserveRecord):
-//   int64 until_unix_ms  the primary issued or may issue ids up to and
-//                        including this millisecond (Unix time), until its
-//                        next record: the end of its reservation, or its
-//                        floor if higher
-//   int32 window_ms      how far the reservation reached ahead of its clock
-//   int32 worker_id      the primary's worker id then (-1: none), for
-//                        pg_waldump / pg_walinspect readers
-// Unix time, not the epoch's id space, so that a standby reads it the same
-// whatever its snowflake.epoch.
+// Record (kRmgrId, info kInfoReserve): 24 bytes, the end of the reservation
+// in the id space (milliseconds since the epoch) and the epoch those count
+// from, the window and the worker id (core/wal_record.hpp has both
+// layouts). 1.1 and 1.2 wrote 16 bytes, the end in Unix milliseconds and no
+// epoch; redo reads both. Ids are unique in the id space, not in Unix time:
+// read in a standby's own epoch, 4 s later than its primary's, Unix time
+// gave a floor 4 s too low, and the promoted standby issued its primary's
+// ids again. A record now means the same to every reader:
+//   - its milliseconds raise the floor as they are; a worker id other than
+//     the record's changes nothing;
+//   - replayed in archive recovery, a record of another epoch than the
+//     reader's snowflake.epoch makes the reader refuse ids once promoted
+//     (55000, both epochs named) until the two agree: it is not converted.
+//     snowflake.walepoch keeps that refusal over restarts (written by redo;
+//     removed by redo or the mark worker once the epochs agree);
+//   - a 16-byte record does not say its epoch: it is read in the reader's,
+//     as 1.2 did, and leaves the refusal as it was.
+// A 1.2 standby cannot replay a 24-byte record (its redo stops with a
+// PANIC): upgrade standbys before their primary (docs/operations.md,
+// "Upgrading a primary and its standbys").
 //
 // Writing (the mark worker, mark_worker.cpp): each reservation goes to the mark
 // file first (fsync), then into the WAL (XLogInsert, XLogFlush), and only
@@ -71,6 +81,8 @@
 #include "../core/promotion.hpp"
 #include "../core/reservation.hpp"
 #include "../core/stats_snapshot.hpp"
+#include "../core/time.hpp"
+#include "../core/wal_record.hpp"
 #include "wal.hpp"
 #include "clock.hpp"
 #include "guc.hpp"
@@ -107,17 +119,17 @@ constexpr const char* kRmgrName = "snowflake";
 constexpr uint8 kInfoReserve = 0x00;
 constexpr const char* kMarkerFile = "snowflake.walmark";
 constexpr const char* kRefusalFile = "snowflake.promoted";
+constexpr const char* kEpochFile = "snowflake.walepoch";
 
-struct ReserveRecord {
-    int64 until_unix_ms;
-    int32 window_ms;
-    int32 worker_id;
-};
-static_assert(sizeof(ReserveRecord) == 16, "the record's layout is part of the WAL format");
+// The bits of WalMarkShared::refusing.
+constexpr uint32 kRefuseNoMark = 1;  // the mark did not come through the WAL
+constexpr uint32 kRefuseEpoch = 2;   // the replayed records count from another epoch
 
-// Id-space milliseconds and Unix milliseconds, for the epoch in effect.
+// The epoch of a snowflake.walepoch that cannot be read.
+constexpr int64_t kUnreadableEpoch = INT64_MIN;
+
+// An id-space millisecond as Unix milliseconds, for the epoch in effect.
 int64_t to_unix_ms(int64_t ms) { return core::id_ms_to_unix_ms(ms, epoch_unix_us()); }
-int64_t from_unix_ms(int64_t unix_ms) { return core::unix_ms_to_id_ms(unix_ms, epoch_unix_us()); }
 
 // Writes text to name durably (temp file, fsync, rename, fsync of the
 // directory). Reports failures at elevel; false if it failed.
@@ -160,12 +172,65 @@ int64_t refusal_bound_locked() {
     return w.refuse_until_unix_ms;
 }
 
-// Ends the refusal; the caller removes the file if *was_on_disk. Lock held.
+// Whether the refusal for a mark that did not come through the WAL holds.
+bool refusing_no_mark() { return (pg_atomic_read_u32(&shared->wal.refusing) & kRefuseNoMark) != 0; }
+
+// Ends the refusal for a mark that did not come through the WAL (not the
+// epoch refusal); the caller removes the file if *was_on_disk. Lock held.
 void end_refusal_locked(bool* was_on_disk) {
     WalMarkShared& w = shared->wal;
     *was_on_disk = w.refusal_on_disk;
     w.refusal_on_disk = false;
-    pg_atomic_write_u32(&w.refusing, 0);
+    pg_atomic_fetch_and_u32(&w.refusing, ~kRefuseNoMark);
+}
+
+// An epoch as the text snowflake.epoch takes: "2025-01-01T00:00:00.000Z".
+void format_epoch(char* buf, size_t cap, int64_t unix_us) {
+    core::Rfc3339Style style;
+    style.micros_when_present = true;
+    if (core::format_rfc3339(buf, cap, core::utc_from_unix_us(unix_us), style) == 0)
+        snprintf(buf, cap, "%" PRId64 " us after 1970-01-01", unix_us);
+}
+
+// Writes snowflake.walepoch (the epoch refusal, naming the records' epoch)
+// durably, or removes it. Reports failures at elevel.
+bool write_epoch_file(int64_t records_epoch_unix_us, int elevel) {
+    char text[32];
+    snprintf(text, sizeof(text), "%" PRId64 "\n", records_epoch_unix_us);
+    return write_small_file(kEpochFile, text, elevel);
+}
+bool remove_epoch_file(int elevel) { return durable_unlink(kEpochFile, elevel) == 0; }
+
+// Raises the epoch refusal's error.
+void refuse_other_epoch() {
+    LWLockAcquire(shared->lock, LW_SHARED);
+    const int64_t records_epoch = shared->wal.records_epoch_unix_us;
+    LWLockRelease(shared->lock);
+    char theirs[48], ours[48];
+    format_epoch(ours, sizeof(ours), epoch_unix_us());
+    if (records_epoch == kUnreadableEpoch)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake.epoch differs from the epoch of the replayed snowflake WAL records"),
+                 errdetail("This server replayed snowflake WAL records whose milliseconds count from another "
+                           "epoch than its snowflake.epoch, %s; the file %s that names that epoch "
+                           "cannot be read.",
+                           ours, kEpochFile),
+                 errhint("Set snowflake.epoch to the former primary's, remove %s from the data directory "
+                         "and restart the server (docs/operations.md).",
+                         kEpochFile)));
+    format_epoch(theirs, sizeof(theirs), records_epoch);
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("snowflake.epoch differs from the epoch of the replayed snowflake WAL records"),
+             errdetail("This server replayed snowflake WAL records whose milliseconds count from %s, "
+                       "its former primary's snowflake.epoch; its own is %s. Ids counted from another "
+                       "epoch can repeat its former primary's.",
+                       theirs, ours),
+             errhint("Set snowflake.epoch to '%s', the former primary's, and restart the server; every "
+                     "node that issues ids into the same tables needs the same epoch "
+                     "(docs/operations.md).",
+                     theirs)));
 }
 
 // Removes snowflake.promoted, durably; logs that ids are no longer held back.
@@ -176,8 +241,9 @@ void remove_refusal_file(int elevel) {
 
 // --- the resource manager ----------------------------------------------------
 
-void replay_reservation(const ReserveRecord& rec) {
-    const int64_t ms = from_unix_ms(rec.until_unix_ms);
+void replay_reservation(const core::WalReservation& rec) {
+    const core::ReplayedReservation r = core::read_reservation(rec, epoch_unix_us());
+    const int64_t ms = r.until_ms;
     WalMarkShared& w = shared->wal;
 
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
@@ -185,7 +251,15 @@ void replay_reservation(const ReserveRecord& rec) {
     bool remove_refusal = false;
     // A record replayed in archive recovery: the mark comes through the WAL.
     const bool mark_marker = w.archive_recovery && !w.marker_on_disk;
-    if (w.archive_recovery && pg_atomic_read_u32(&w.refusing) != 0) end_refusal_locked(&remove_refusal);
+    if (w.archive_recovery && refusing_no_mark()) end_refusal_locked(&remove_refusal);
+    // The epoch refusal (core/promotion.hpp), and what snowflake.walepoch
+    // must say: only the startup process writes it during recovery.
+    const bool epoch_was = (pg_atomic_read_u32(&w.refusing) & kRefuseEpoch) != 0;
+    const bool epoch_now = core::epoch_refusal_after_record(epoch_was, r.epoch, w.archive_recovery);
+    if (epoch_now && r.epoch == core::RecordEpoch::Differs) w.records_epoch_unix_us = rec.epoch_unix_us;
+    if (epoch_now && !epoch_was) pg_atomic_fetch_or_u32(&w.refusing, kRefuseEpoch);
+    if (!epoch_now && epoch_was) pg_atomic_fetch_and_u32(&w.refusing, ~kRefuseEpoch);
+    const int64_t records_epoch = w.records_epoch_unix_us;
     bool raised = false;
     core::Mark mark;
     const core::ReplayedFloor f = core::replayed_floor(
@@ -215,29 +289,62 @@ void replay_reservation(const ReserveRecord& rec) {
     }
     if (mark_marker && write_small_file(kMarkerFile, "snowflake high-water mark kept through the WAL\n", ERROR))
         w.marker_on_disk = true;  // only the startup process writes it during recovery
+    if (epoch_now && (!w.epoch_file_on_disk || w.epoch_file_unix_us != records_epoch)) {
+        if (write_epoch_file(records_epoch, ERROR)) {
+            w.epoch_file_on_disk = true;
+            w.epoch_file_unix_us = records_epoch;
+        }
+        if (!epoch_was) {
+            char theirs[48], ours[48];
+            format_epoch(theirs, sizeof(theirs), records_epoch);
+            format_epoch(ours, sizeof(ours), epoch_unix_us());
+            ereport(WARNING,
+                    (errmsg("snowflake WAL records count from another epoch than snowflake.epoch"),
+                     errdetail("The record replayed counts from %s, this server's snowflake.epoch is %s; "
+                               "once promoted, this server refuses ids until the two agree.",
+                               theirs, ours),
+                     errhint("Set snowflake.epoch to '%s' on this server and restart it.", theirs)));
+        }
+    } else if (!epoch_now && w.epoch_file_on_disk && remove_epoch_file(ERROR)) {
+        w.epoch_file_on_disk = false;
+    }
     if (remove_refusal) remove_refusal_file(LOG);
+}
+
+// A record's reservation, of either layout; false if it is none.
+bool decode_record(XLogReaderState* record, core::WalReservation* out) {
+    const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+    return info == kInfoReserve &&
+           core::decode_reservation(reinterpret_cast<const uint8_t*>(XLogRecGetData(record)),
+                                    XLogRecGetDataLen(record), out);
 }
 
 // The resource manager's redo: replays a reservation record.
 void rmgr_redo(XLogReaderState* record) {
-    const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-    if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord))
-        elog(PANIC, "snowflake_redo: unknown record (info 0x%02X, %u bytes)", info,
-             static_cast<unsigned>(XLogRecGetDataLen(record)));
-    ReserveRecord rec;
-    std::memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+    core::WalReservation rec;
+    if (!decode_record(record, &rec))
+        elog(PANIC, "snowflake_redo: unknown record (info 0x%02X, %u bytes)",
+             XLogRecGetInfo(record) & ~XLR_INFO_MASK, static_cast<unsigned>(XLogRecGetDataLen(record)));
     replay_reservation(rec);
 }
 
-// The resource manager's description of a record (pg_waldump).
+// The resource manager's description of a record (pg_walinspect), from the
+// record alone: "until <time>, epoch <epoch>, window N ms, worker N" (1.1
+// and 1.2: "until <time> (Unix time), window ...").
 void rmgr_desc(StringInfo buf, XLogReaderState* record) {
-    const uint8 info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-    if (info != kInfoReserve || XLogRecGetDataLen(record) != sizeof(ReserveRecord)) return;
-    ReserveRecord rec;
-    std::memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-    appendStringInfo(buf, "until %s, window %d ms, worker %d",
-                     timestamptz_to_str(rec.until_unix_ms * 1000 - kPgEpochUnixUs), rec.window_ms,
-                     rec.worker_id);
+    core::WalReservation rec;
+    if (!decode_record(record, &rec)) return;
+    if (rec.epoch_known) {
+        char epoch[48];
+        format_epoch(epoch, sizeof(epoch), rec.epoch_unix_us);
+        const int64_t unix_ms = core::id_ms_to_unix_ms(rec.until_ms, rec.epoch_unix_us);
+        appendStringInfo(buf, "until %s, epoch %s", timestamptz_to_str(unix_ms * 1000 - kPgEpochUnixUs),
+                         epoch);
+    } else {
+        appendStringInfo(buf, "until %s (Unix time)",
+                         timestamptz_to_str(rec.until_ms * 1000 - kPgEpochUnixUs));
+    }
+    appendStringInfo(buf, ", window %d ms, worker %d", rec.window_ms, rec.worker_id);
 }
 
 // The resource manager's name of a record type.
@@ -271,7 +378,25 @@ void init_wal_mark(SharedState* s) {
     w.marker_on_disk = access(kMarkerFile, F_OK) == 0;
     w.refuse_until_unix_ms = -1;
     w.refusal_on_disk = false;
+    w.records_epoch_unix_us = 0;
+    w.epoch_file_on_disk = false;
+    w.epoch_file_unix_us = 0;
     pg_atomic_init_u32(&w.refusing, 0);
+
+    // An epoch refusal kept from an earlier run of this data directory: it
+    // holds while this server's epoch differs from the one it names, and
+    // an unreadable file refuses rather than not at all.
+    if (FILE* f = fopen(kEpochFile, "r")) {
+        long long epoch = 0;
+        const bool parsed = fscanf(f, "%lld", &epoch) == 1;
+        fclose(f);
+        w.epoch_file_on_disk = true;
+        w.epoch_file_unix_us = parsed ? epoch : kUnreadableEpoch;
+        if (!parsed || core::epoch_refusal_at_start(true, epoch, epoch_unix_us())) {
+            w.records_epoch_unix_us = w.epoch_file_unix_us;
+            pg_atomic_fetch_or_u32(&w.refusing, kRefuseEpoch);
+        }
+    }
     // load_mark() set the floor for a crash restart; a standby's mark file
     // holds its primary's reservation, in that primary's clock.
     if (s->floor_ms >= 0)
@@ -286,14 +411,14 @@ void init_wal_mark(SharedState* s) {
         // ahead), rather than not at all.
         w.refuse_until_unix_ms = parsed && until >= 0 ? until : INT64_MAX / 4;
         w.refusal_on_disk = true;
-        pg_atomic_write_u32(&w.refusing, 1);
+        pg_atomic_fetch_or_u32(&w.refusing, kRefuseNoMark);
         return;
     }
     // The start of an archive recovery whose end (a promotion) would find
     // no mark that came through the WAL.
     if (core::arm_promotion_refusal(w.archive_recovery, w.marker_on_disk,
                                     worker_id >= 0 && !leasing_configured()))
-        pg_atomic_write_u32(&w.refusing, 1);
+        pg_atomic_fetch_or_u32(&w.refusing, kRefuseNoMark);
 }
 
 // Logs a reservation in the WAL, flushes it, waits for the synchronous
@@ -302,12 +427,28 @@ bool log_reservation(int64_t until_ms, int64_t window_ms) {
     LWLockAcquire(shared->lock, LW_SHARED);
     const int64_t floor = std::max(shared->floor_ms, shared->loaded.ms);
     LWLockRelease(shared->lock);
-    ReserveRecord rec;
-    rec.until_unix_ms = to_unix_ms(std::max(until_ms, floor));
+    core::WalReservation rec;
+    rec.until_ms = std::max(until_ms, floor);
+    rec.epoch_known = true;
+    rec.epoch_unix_us = epoch_unix_us();
     rec.window_ms = static_cast<int32>(std::clamp<int64_t>(window_ms, 0, core::kMaxWindowMs));
     rec.worker_id = current_worker_id();
+#ifndef SNOWFLAKE_WAL_RECORD_12
+    uint8_t data[core::kReserveRecordSize];
+    core::encode_reservation(rec, data);
+#else
+    // The record of 1.1 and 1.2 (16 bytes, the end in Unix time, no epoch),
+    // in a build made only by test/standby.sh, which stands in for a 1.2
+    // primary with it; no package defines this.
+    struct {
+        int64 until_unix_ms;
+        int32 window_ms;
+        int32 worker_id;
+    } data{to_unix_ms(rec.until_ms), rec.window_ms, rec.worker_id};
+    static_assert(sizeof(data) == core::kReserveRecordSize12, "the 1.2 layout");
+#endif
     XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&rec), sizeof(rec));
+    XLogRegisterData(reinterpret_cast<char*>(&data), sizeof(data));
     // Not "activity": an idle server renews its reservation, and must not
     // force checkpoints or WAL segment switches (archive_timeout) for it.
     XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
@@ -327,7 +468,7 @@ bool log_reservation(int64_t until_ms, int64_t window_ms) {
 // Ends a refusal whose time has come, keeps it on disk while it lasts (wal.hpp).
 void tend_refusal() {
     WalMarkShared& w = shared->wal;
-    if (pg_atomic_read_u32(&w.refusing) != 0) {
+    if (refusing_no_mark()) {
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
         const int64_t bound = refusal_bound_locked();
         bool on_disk = w.refusal_on_disk;
@@ -343,7 +484,7 @@ void tend_refusal() {
             if (write_small_file(kRefusalFile, text, LOG)) {
                 LWLockAcquire(shared->lock, LW_EXCLUSIVE);
                 // Unless snowflake_advance_floor() ended it meanwhile.
-                if (pg_atomic_read_u32(&w.refusing) != 0) w.refusal_on_disk = true;
+                if (refusing_no_mark()) w.refusal_on_disk = true;
                 else on_disk = true;  // ended: remove the file again
                 LWLockRelease(shared->lock);
                 if (on_disk) remove_refusal_file(LOG);
@@ -355,14 +496,23 @@ void tend_refusal() {
     if (!w.marker_on_disk &&
         write_small_file(kMarkerFile, "snowflake high-water mark kept through the WAL\n", LOG))
         w.marker_on_disk = true;  // only the mark worker writes it while the server runs
+    // An epoch refusal that no longer holds (this server's epoch was set to
+    // the records'): its file goes.
+    const bool epoch_refused = (pg_atomic_read_u32(&w.refusing) & kRefuseEpoch) != 0;
+    if (w.epoch_file_on_disk && !epoch_refused && remove_epoch_file(LOG)) {
+        w.epoch_file_on_disk = false;
+        ereport(LOG, (errmsg("snowflake.epoch agrees with the replayed snowflake WAL records again")));
+    }
 }
 
 // Raises the refusal error while it holds (wal.hpp).
 void check_replicated_mark() {
-    if (likely(pg_atomic_read_u32(&shared->wal.refusing) == 0)) return;
+    const uint32 why = pg_atomic_read_u32(&shared->wal.refusing);
+    if (likely(why == 0)) return;
+    if ((why & kRefuseEpoch) != 0) refuse_other_epoch();
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const int64_t bound = refusal_bound_locked();
-    const bool refusing = pg_atomic_read_u32(&shared->wal.refusing) != 0;
+    const bool refusing = refusing_no_mark();
     LWLockRelease(shared->lock);
     if (!refusing || unix_now_us() / 1000 > bound) return;
     const TimestampTz until = bound * 1000 - kPgEpochUnixUs;
@@ -382,7 +532,7 @@ void check_replicated_mark() {
 
 // Ends the refusal once snowflake_advance_floor() made a floor durable (wal.hpp).
 void end_refusal_after_floor() {
-    if (pg_atomic_read_u32(&shared->wal.refusing) == 0) return;
+    if (!refusing_no_mark()) return;
     bool remove = false;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     end_refusal_locked(&remove);

@@ -21,12 +21,16 @@ void init_wal_mark(SharedState* s);
 // Raises an error (ERROR) if the WAL cannot be written.
 bool log_reservation(int64_t until_ms, int64_t window_ms);
 // The mark worker, every turn: ends a refusal whose time has come, keeps it
-// on disk while it lasts.
+// on disk while it lasts; removes the file of an epoch refusal that no
+// longer holds.
 void tend_refusal();
-// The id path (id_path.cpp): raises the refusal error while it holds.
+// The id path (id_path.cpp): raises the error of a refusal after a
+// promotion while it holds: the mark did not come through the WAL, or the
+// replayed records count from another epoch than snowflake.epoch.
 void check_replicated_mark();
 // snowflake_advance_floor() (nextval.cpp), once the floor is durable: ends
-// the refusal.
+// the refusal for a mark that did not come through the WAL (not the epoch
+// refusal).
 void end_refusal_after_floor();
 
 }  // namespace snowflake::pg

@@ -1,0 +1,65 @@
+#include "wal_record.hpp"
+
+#include "layout.hpp"
+#include "promotion.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace snowflake::core {
+
+namespace {
+
+// Native byte order, as the struct PostgreSQL's WAL held before (1.1, 1.2).
+template <typename T>
+void put(uint8_t* p, T v) noexcept {
+    std::memcpy(p, &v, sizeof(v));
+}
+template <typename T>
+T get(const uint8_t* p) noexcept {
+    T v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+}  // namespace
+
+void encode_reservation(const WalReservation& r, uint8_t out[kReserveRecordSize]) noexcept {
+    put<int64_t>(out, r.until_ms);
+    put<int64_t>(out + 8, r.epoch_unix_us);
+    put<int32_t>(out + 16, r.window_ms);
+    put<int32_t>(out + 20, r.worker_id);
+}
+
+bool decode_reservation(const uint8_t* data, size_t len, WalReservation* out) noexcept {
+    WalReservation r;
+    if (len == kReserveRecordSize) {
+        r.until_ms = get<int64_t>(data);
+        r.epoch_known = true;
+        r.epoch_unix_us = get<int64_t>(data + 8);
+        r.window_ms = get<int32_t>(data + 16);
+        r.worker_id = get<int32_t>(data + 20);
+    } else if (len == kReserveRecordSize12) {
+        r.until_ms = get<int64_t>(data);
+        r.window_ms = get<int32_t>(data + 8);
+        r.worker_id = get<int32_t>(data + 12);
+    } else {
+        return false;
+    }
+    *out = r;
+    return true;
+}
+
+ReplayedReservation read_reservation(const WalReservation& r, int64_t reader_epoch_unix_us) noexcept {
+    ReplayedReservation out;
+    if (!r.epoch_known) {
+        out.until_ms = unix_ms_to_id_ms(r.until_ms, reader_epoch_unix_us);
+        out.epoch = RecordEpoch::Unknown;
+        return out;
+    }
+    out.until_ms = std::clamp<int64_t>(r.until_ms, -1, kMaxMs);
+    out.epoch = r.epoch_unix_us == reader_epoch_unix_us ? RecordEpoch::Same : RecordEpoch::Differs;
+    return out;
+}
+
+}  // namespace snowflake::core
