@@ -653,6 +653,9 @@ wait_for "held" 15 held "$A16" || not_ok "16: node a16 holds a lease" "$(stat_of
 W16=$(stat_of "$A16" worker_id)
 B16=$(node b16 "snowflake.lease_prefix = '$P16'" "snowflake.worker_id = $W16")
 start "$B16" && helpers "$B16"
+# Ids issued first: the reservation then covers the clock, and the stopped
+# call's fast path has an id to swap.
+pg_val "$A16" "SELECT count(*) FROM snowflake_nextval_batch(100)" >/dev/null
 LW16=$(pgrep -P "$(pg_postmaster_pid "$A16")" -f 'snowflake worker id lease' | head -1)
 stalled_call "$A16" x16
 if [ -z "$CALL_BACKEND" ] || [ -z "$LW16" ] || ! stall_at "$CALL_BACKEND" snowflake::core::fast_next "$WORK" ||
