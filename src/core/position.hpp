@@ -14,9 +14,9 @@
 //
 // A fenced word lies above every millisecond of the id space, so no fast
 // path can ever issue from it (fast_next() refuses it, and next_ids() is not
-// asked: the slow path answers Status::Fenced). The word is full: normal
-// words use (2^41 + 1) * 4096 values of the 2^54, fenced words the next
-// 2^41 + 1.
+// asked: the slow path answers Status::Fenced). Every bit of the word is in
+// use: normal words take (2^41 + 1) * 4096 values of the ordered part's
+// 2^54, fenced words the next 2^41 + 1.
 //
 // THE INVARIANT. An id is issued only by the compare-and-swap that replaced
 // a word that was not fenced, composed from that word's worker id; the swap
@@ -32,7 +32,9 @@
 //   ordered part only grows, and a tenure starts past every millisecond an
 //   earlier tenure of its worker id reached (the fence, or a floor at or
 //   above that tenure's mark); so no swap prepared before a transition can
-//   succeed after it (no ABA at sequence 4095).
+//   succeed after it (no ABA at sequence 4095). The one exception is the end
+//   of the id space: a tenure cannot start past kMaxMs, and from
+//   (kMaxMs, 4095) no swap can be prepared at all.
 // The reservation: a tenure's start lowers it to the start (limit_reserved)
 // before its word is installed, so a caller that reads the new word reads no
 // reservation of an earlier tenure (the word is read before the
@@ -41,8 +43,14 @@
 // after its swap; an id whose swap may have come at or after the deadline is
 // given up (a gap, Fast::LeaseEnded / Status::LeaseEnded). An id returned was
 // therefore issued while the lease was valid, whatever happened to the
-// process between its reads (SIGSTOP, a paused VM): one holder at a time.
-// No sleep or margin is part of this argument.
+// process between its reads (SIGSTOP, a paused VM): one holder at a time,
+// as far as this node's lease bounds the worker id (a node whose key was
+// taken over from outside its lease, a clone of it, is the registry's
+// business: issue 28's identity of instances). This needs the host to
+// install a new tenure's word before it publishes the new lease's deadline
+// (checked: FindsANewLeasePublishedBeforeItsTenure). No sleep or margin is
+// part of this argument; the boot clock read after the swap is ordered by
+// the clock's own instruction barrier, not by the memory model.
 #pragma once
 
 #include "pure.hpp"

@@ -420,6 +420,7 @@ core::Next issue_ids(int32_t max_count) {
                 // No tenure in force: no lease (refused below), or one that
                 // is coming back; the lease worker broadcasts every change.
                 if (!lease_allows_ids()) refuse_no_lease();
+                ConditionVariablePrepareToSleep(&shared->reservation_cv);
                 (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
                 ConditionVariableCancelSleep();
                 break;

@@ -182,9 +182,9 @@ void load_mark(SharedState* s) {
     const core::Mark& m = s->loaded;
     const core::GeneratorState start =
         core::state_after(m.ms, m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs));
-    pg_atomic_write_u64(&s->position,
-                        core::pack_position(start.last_ms, start.sequence,
-                                            core::packed_worker(pg_atomic_read_u64(&s->position))));
+    // The word raised to "the mark used up", its worker id and a leased
+    // node's fence kept (core/position.hpp); the postmaster is alone here.
+    pg_atomic_write_u64(&s->position, core::raise_position(pg_atomic_read_u64(&s->position), start.last_ms));
     s->floor_ms = start.floor_ms;
     s->floor_grace_ms = start.floor_grace_ms;
     pg_atomic_write_u64(&s->local_reserved_ms, static_cast<uint64>(m.ms));

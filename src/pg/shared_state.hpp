@@ -49,7 +49,8 @@
 //   with the worker id's mark in etcd, and `reserved_until_ms` is the lower
 //   of the two reservations (publish_reservation_locked(), reservation_limit.cpp).
 // - The lease is published in `lease` (atomics: state, worker id, deadline);
-//   a backend checks it before every id, the fast path included.
+//   every id's call reads the state and deadline after the word and the boot
+//   clock after its swap (position_words.hpp), the fast path included.
 //   Backends never do file I/O on the id path: one that needs a reservation
 //   raises `demand_ms_plus1`, sets the worker's latch and sleeps on
 //   `reservation_cv` in short, interruptible slices.

@@ -188,6 +188,9 @@ struct World {
     int64_t floor = -1;
     int64_t durable = 0;
     int64_t lease_until = sc::kNoDeadline;
+    // The lease of the next tenure, when a script changes leases: its real
+    // end, which the truth takes at the tenure's start (-1: the same lease).
+    int64_t next_lease_until = -1;
     std::vector<Range> ranges;
     std::string violation;
     // Which words some process of the scenario writes besides the word: a
@@ -205,7 +208,7 @@ struct World {
                            static_cast<uint64_t>(lock_owner), static_cast<uint64_t>(tenure),
                            static_cast<uint64_t>(fenced), static_cast<uint64_t>(worker),
                            static_cast<uint64_t>(floor), static_cast<uint64_t>(durable),
-                           static_cast<uint64_t>(lease_until)})
+                           static_cast<uint64_t>(lease_until), static_cast<uint64_t>(next_lease_until)})
             h = mix(h, v);
         // The ids claimed, as a set: the order they were claimed in is in
         // the processes' reads already.
@@ -343,6 +346,7 @@ struct ModelWords {
             w->worker = op_worker;
             w->floor = op_floor;
             w->durable = op_floor;  // nothing of the new tenure is reserved yet
+            if (w->next_lease_until >= 0) w->lease_until = w->next_lease_until;
             if (sc::packed_worker(after) != op_worker) w->fail("a tenure started with another worker id");
         } else if (was && !now && op == Op::Lift) {
             w->fenced = false;
@@ -426,6 +430,13 @@ public:
         world_.durable = sc.start.reserved;
         world_.deadline = sc.leased ? 2 : sc::kNoDeadline;
         world_.lease_until = world_.deadline;
+        // The ids the starting word says were issued already.
+        if (!sc::is_fenced(sc.start.word) && sc::packed_ms(sc.start.word) >= 0) {
+            const int64_t ms = sc::packed_ms(sc.start.word);
+            const int32_t w = sc::packed_worker(sc.start.word);
+            world_.ranges.push_back(Range{sc::compose(ms, w, 0), sc::compose(ms, w, sc::packed_sequence(sc.start.word)),
+                                          0, -1, 0, world_.lease_until});
+        }
         world_.clock_moves = sc.clock_moves;
         world_.boot_moves = sc.boot_moves;
         world_.deadline_moves = sc.deadline_moves;
@@ -711,6 +722,7 @@ std::vector<Script> scripts() {
              (void)sc::start_tenure(m, kW, floor);
              m.op = Op::None;
              m.unlock();
+             Lw::publish(m, kM + 9);  // ids on the own id after the return
          }},
         {"reservation published", [](ModelWords& m) { Lw::publish(m, kM + 2); }},
         {"floor raised", [](ModelWords& m) { Lw::raise(m, kM + 1); }, false},
@@ -793,6 +805,84 @@ TEST(PositionCheck, NoIdIsReturnedFromASwapAfterTheLeaseEnded) {
                 const Outcome o = check(s);
                 ASSERT_EQ(o.violation, "") << s.name;
             }
+}
+
+// Leases that change beside the transitions, as the lease worker orders it:
+// a pause and the same lease back with a later deadline; a lost lease, then
+// a new tenure (another worker id, or the same one) and only then its lease
+// published Held. Every id returned was swapped before its own tenure's
+// lease ended.
+namespace {
+
+void set_deadline(ModelWords& m, int64_t deadline, bool same_lease) {
+    m.access();
+    m.w->deadline = deadline;
+    if (same_lease) m.w->lease_until = deadline;
+}
+
+// A new lease for a new tenure of `worker` (floor), published as the host
+// does it (apply_handover() before publish()), or, host_order false, in the
+// wrong order: the deadline first.
+Body new_lease(int32_t worker, int64_t floor, bool host_order) {
+    return [worker, floor, host_order](ModelWords& m) {
+        if (host_order) Lw::lose(m);
+        m.w->next_lease_until = 6;
+        if (!host_order) {
+            m.lock();
+            set_deadline(m, 6, false);
+            m.unlock();
+        }
+        Lw::start(m, worker, floor);
+        Lw::publish(m, kM + 9);
+        if (host_order) {
+            m.lock();
+            set_deadline(m, 6, false);
+            m.unlock();
+        }
+    };
+}
+
+std::vector<Script> lease_scripts() {
+    return {
+        {"paused, then back with a later deadline",
+         [](ModelWords& m) {
+             Lw::lose(m);
+             m.lock();
+             set_deadline(m, 6, true);
+             m.op = Op::Lift;
+             sc::lift(m);
+             m.op = Op::None;
+             m.unlock();
+         },
+         false, true},
+        {"lost, a new tenure of another worker id, then its lease", new_lease(7, kM + 2, true), true, true},
+        {"lost, a new tenure of the same worker id, then its lease", new_lease(kW, kM - 1, true), true, true},
+    };
+}
+
+}  // namespace
+
+TEST(PositionCheck, LeasesThatChangeBesideTheTransitions) {
+    for (const Start& st : starts())
+        for (const Script& script : lease_scripts())
+            for (const auto& callers : caller_sets()) {
+                const Scenario s = make(st, script, callers, 1, 3, true);
+                ASSERT_EQ(check(s).violation, "") << s.name;
+            }
+}
+
+// The checker sees the order matter: a host that published a new lease's
+// deadline before its tenure's word would let a stale word's swap pass the
+// new deadline.
+TEST(PositionCheck, FindsANewLeasePublishedBeforeItsTenure) {
+    const Script wrong{"a new lease's deadline before its tenure", new_lease(7, kM + 2, false), true, true};
+    std::string found;
+    for (const Start& st : starts())
+        for (const auto& callers : caller_sets()) {
+            const Outcome o = check(make(st, wrong, callers, 1, 3, true));
+            if (found.empty()) found = o.violation;
+        }
+    EXPECT_NE(found.find("after the lease had ended"), std::string::npos) << found;
 }
 
 // ---------------------------------------------------------------------------
