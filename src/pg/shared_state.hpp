@@ -142,6 +142,10 @@ struct LeaseShared {
     char backup_error[kErrorTextSize];  // the last one's failure; "" if it started a backup
 };
 
+// The bits of WalMarkShared::refusing.
+constexpr uint32 kRefusePromotion = 1;
+constexpr uint32 kRefuseLostMark = 2;
+
 // What wal.cpp keeps in shared memory (SharedState::wal).
 struct WalMarkShared {
     // Set by the postmaster at start: this run began in archive recovery
@@ -151,11 +155,16 @@ struct WalMarkShared {
     bool archive_recovery;
     // lock: snowflake records replayed in this run.
     uint64_t replayed;
-    // Ids are refused (1) because this node was promoted with a static
-    // worker id and its mark did not come through the WAL; the refusal
-    // ends when the clock passes refuse_until_unix_ms or
-    // snowflake_advance_floor() is called. Read without the lock by the id
-    // path; written under it.
+    // Why ids are refused (kRefuse* bits; 0: they are not). Read without
+    // the lock by the id path; written under it (by the postmaster alone at
+    // start).
+    // - kRefusePromotion: this node was promoted with a static worker id and
+    //   its mark did not come through the WAL; ends when the clock passes
+    //   refuse_until_unix_ms or snowflake_advance_floor() is called.
+    // - kRefuseLostMark: the mark file is missing from a data directory that
+    //   issued ids (core::judge_missing_mark); ends when replay writes the
+    //   mark file from a snowflake record or snowflake_advance_floor() is
+    //   called.
     pg_atomic_uint32 refusing;
     int64_t refuse_until_unix_ms;  // lock: -1 while not yet worked out
     bool refusal_on_disk;          // lock: the file snowflake.promoted holds it

@@ -11,8 +11,8 @@ struct SharedState;
 // module.cpp, while preloading: registers the resource manager.
 void register_wal_rmgr();
 // mark_file.cpp, postmaster, at shared memory creation (after the mark is
-// loaded): tells a promotion from a crash recovery, loads a refusal kept on
-// disk.
+// loaded): tells a promotion from a crash recovery, a lost mark file from a
+// first start, loads a refusal kept on disk.
 void init_wal_mark(SharedState* s);
 // The mark worker: logs a reservation reaching until_ms (id space), flushes
 // it and, under synchronous replication, waits until the synchronous
@@ -23,10 +23,12 @@ bool log_reservation(int64_t until_ms, int64_t window_ms);
 // The mark worker, every turn: ends a refusal whose time has come, keeps it
 // on disk while it lasts.
 void tend_refusal();
-// The id path (id_path.cpp): raises the refusal error while it holds.
+// The id path (id_path.cpp) and readiness (health.cpp): raises the error of
+// a refusal while one holds: a lost mark file (58P01), a promotion without
+// a replicated mark (55000).
 void check_replicated_mark();
 // snowflake_advance_floor() (nextval.cpp), once the floor is durable: ends
-// the refusal.
+// both refusals.
 void end_refusal_after_floor();
 
 }  // namespace snowflake::pg
