@@ -237,8 +237,9 @@ mark3=$(key_value "/snowflake/marks/$W3"); mark3=${mark3%% *}
 rm -f "$N3/data/snowflake.mark"
 off=$(log_size "$N3")
 start "$N3" && wait_for "held" 15 held "$N3" || not_ok "3: restarted without its mark file, holds a lease"
-check "3: ... logs the missing mark file" log_has "$N3" "$off" 'snowflake high-water mark file "snowflake.mark" is missing'
-check "3: ... and why ids go on: the coordinator's marks" log_has "$N3" "$off" 'each worker id'"'"'s mark there is the floor'
+logged() { log_since "$1" "$2" | grep -qF "$3"; }
+check "3: ... logs the missing mark file" logged "$N3" "$off" 'snowflake high-water mark file "snowflake.mark" is missing'
+check "3: ... and why ids go on: the coordinator's marks" logged "$N3" "$off" 'each worker id'"'"'s mark there is the floor'
 IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$N3")"
 is "3: ... ids are not refused" "$state" 00000
 if [ "$(stat_of "$N3" worker_id)" = "$W3" ]; then
