@@ -47,13 +47,17 @@
 #      reload; readable by others: refused); a pg_monitor member cannot read
 #      the token
 #  18  snowflake.http_max_ids_per_second: 429 with Retry-After beyond it
+#  19  a lost mark file (snowflake.walmark without snowflake.mark): /readyz
+#      and ids 503 with 58P01, snowflake_ready 0; 200 after
+#      snowflake_advance_floor()
 #
 # The cases live in test/http/, in files by theme, each a set of case_N
 # functions:
 #   endpoints.sh  1, 2, 15          every endpoint, every error, strict requests
 #   auth.sh       4, 16, 17         tokens, the safe defaults without one
 #   load.sh       3, 5, 10, 14, 18  load, hostile and slow clients, limits
-#   health.sh     6-9, 11-13        clock, standby, no worker id, shutdown
+#   health.sh     6-9, 11-13, 19    clock, standby, no worker id, shutdown,
+#                                   a lost mark
 # This file sets the suite up, sources them all and runs the cases in order
 # of their numbers (instance A, in test/http/lib.sh, is shared by the cases
 # of every file). Helpers shared by the cases are in test/http/lib.sh.

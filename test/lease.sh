@@ -12,7 +12,9 @@
 #      their stats and in the worker bits of their ids
 #   2  a node configured with a static id another node holds refuses ids
 #      (SF003) naming the holder
-#   3  a clean shutdown frees the id at once (exact mark handed over)
+#   3  a clean shutdown frees the id at once (exact mark handed over); the
+#      node restarted without its mark file logs it and issues ids (the
+#      coordinator's mark is the floor)
 #   4  one of the three etcd members (a follower) killed: ids never stop
 #   5  kill -9 of a node: its id stays held until the TTL runs out; a new
 #      node taking it, its clock 2 s behind, issues ids above every id the
@@ -234,6 +236,21 @@ check "3: the key of worker id $W3 is gone right after the stop" key_gone "/snow
 like "3: the id's mark in $COORDINATOR is the exact last millisecond" "$(key_value "/snowflake/marks/$W3")" '^[0-9]+ exact$'
 el=$(elapsed_since "$t0")
 if fcmp "$el" '<' 3; then ok "3: ... within $el s"; else not_ok "3: ... promptly" "took $el s"; fi
+# A leased node's lost mark file is only logged: each worker id's mark in
+# the coordinator is the floor its next tenure starts above (issue 28).
+mark3=$(key_value "/snowflake/marks/$W3"); mark3=${mark3%% *}
+rm -f "$N3/data/snowflake.mark"
+off=$(log_size "$N3")
+start "$N3" && wait_for "held" 15 held "$N3" || not_ok "3: restarted without its mark file, holds a lease"
+logged() { log_since "$1" "$2" | grep -qF "$3"; }
+check "3: ... logs the missing mark file" logged "$N3" "$off" 'snowflake high-water mark file "snowflake.mark" is missing'
+check "3: ... and why ids go on: the coordinator's marks" logged "$N3" "$off" 'each worker id'"'"'s mark there is the floor'
+IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$N3")"
+is "3: ... ids are not refused" "$state" 00000
+if [ "$(stat_of "$N3" worker_id)" = "$W3" ]; then
+    cmp_num "3: ... above worker id $W3's mark in $COORDINATOR" "$(( ${id:-0} >> 22 ))" -gt "${mark3:-0}"
+fi
+pg_stop "$N3"
 
 # ---------------------------------------------------------------------------
 echo "# 4: one $COORDINATOR member killed: no interruption"

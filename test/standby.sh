@@ -34,6 +34,11 @@
 #      SNOWFLAKE_WAL_RECORD_12, issuing ids over HTTP) and a standby of this
 #      version, which replays its records, raises its mark and, promoted,
 #      issues only ids above every id the primary issued
+#   6  a base backup without the mark file (the marker with it): the standby
+#      logs it at start; promoted without replaying a snowflake record, it
+#      refuses ids (58P01) until snowflake_advance_floor(); one that replays
+#      a record writes the mark file again from it and issues ids above the
+#      primary's
 #
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits
 # non-zero on any failure. Usage: test/standby.sh [case number ...]
@@ -473,6 +478,62 @@ case_5() {
         "$(pg_val "$S" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id <= $maxp")" 0
     check "5: no snowflake.walepoch (a 16-byte record says nothing of its epoch)" test ! -e "$S/data/snowflake.walepoch"
     pg_stop "$S"
+}
+
+# -------------------------------------------------------------------------
+# A base backup that lost the mark file (issue 28, finding 5).
+case_6() {
+    echo "# case 6: a standby whose base backup lost the mark file"
+    local P S5 S6 maxp v state msg hint off
+    P=$(pg_tmpdir)
+    fault_init "$P" "${REPL_CONF[@]}" || { bail "6: primary initialised"; return; }
+    pg_start "$P" || { bail "6: primary started"; return; }
+    helpers_sql "$P" || { bail "6: helpers on the primary"; return; }
+    pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'p' FROM generate_series(1, 10)" >/dev/null
+    maxp=$(pg_val "$P" "SELECT max(id) FROM ids")
+    # A clean restart: the primary issues no id now, so it logs no record
+    # (a reservation is renewed only once an id was issued since the start).
+    pg_stop "$P"
+    pg_start "$P" || { bail "6: primary restarted"; return; }
+    S5=$(standby_of "$P") || { bail "6: pg_basebackup -R (standby 5)"; return; }
+    S6=$(standby_of "$P") || { bail "6: pg_basebackup -R (standby 6)"; return; }
+    check "6: the base backup has the marker" test -f "$S5/data/snowflake.walmark"
+    rm -f "$S5/data/snowflake.mark" "$S6/data/snowflake.mark"
+
+    # Standby 5: no record to replay before its promotion.
+    off=$(log_size "$S5")
+    pg_start "$S5" || { bail "6: standby 5 started" "$(tail -5 "$S5/server.log")"; return; }
+    check "6: standby 5 logs the missing mark file at start" \
+        log_has "$S5" "$off" 'snowflake high-water mark file "snowflake.mark" is missing'
+    pg_val "$P" "INSERT INTO ids(id, phase) VALUES (1, 'commit')" >/dev/null
+    caught_up "$P" "$S5" || not_ok "6: standby 5 catches up"
+    is "6: pg_promote() on standby 5" "$(pg_val "$S5" "SELECT pg_promote(true, 60)")" t
+    v=$(pg_psql "$S5" -A -t -F $'\x1f' -c "SELECT state, msg, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg hint <<<"$v"
+    is "6: ids refused after the promotion: SQLSTATE 58P01" "$state" 58P01
+    is "6: ... message" "$msg" 'snowflake high-water mark file "snowflake.mark" is missing'
+    like "6: ... hint names snowflake_advance_floor()" "$hint" 'snowflake_advance_floor\(\)'
+    pg_val "$S5" "SELECT snowflake_advance_floor($maxp)" >/dev/null || not_ok "6: snowflake_advance_floor() on standby 5"
+    read -r v state <<<"$(pg_val "$S5" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "6: snowflake_advance_floor() lets ids through" "$state" 00000
+    cmp_num "6: ... above the primary's ids" "${v:-0}" -gt "$maxp"
+    pg_stop "$S5"
+
+    # Standby 6: the primary issues an id (and logs its reservation) while
+    # the standby replays: the record writes the mark file again.
+    off=$(log_size "$S6")
+    pg_start "$S6" || { bail "6: standby 6 started" "$(tail -5 "$S6/server.log")"; return; }
+    pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'p2' FROM generate_series(1, 10)" >/dev/null
+    maxp=$(pg_val "$P" "SELECT max(id) FROM ids")
+    caught_up "$P" "$S6" || not_ok "6: standby 6 catches up"
+    check "6: standby 6 recreates the mark file from a replayed record" \
+        log_has "$S6" "$off" 'snowflake high-water mark file "snowflake.mark" recreated from the WAL'
+    pg_stop "$P"
+    is "6: pg_promote() on standby 6" "$(pg_val "$S6" "SELECT pg_promote(true, 60)")" t
+    promoted_issues "$S6" promoted 10 || not_ok "6: standby 6, promoted, issues ids" "$(tail -3 "$S6/server.log")"
+    is "6: ... all of them above the primary's ids" \
+        "$(pg_val "$S6" "SELECT count(*) FROM ids WHERE phase = 'promoted' AND id > $maxp")" 10
+    pg_stop "$S6"
 }
 
 run_cases standby "$@"

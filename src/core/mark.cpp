@@ -66,6 +66,11 @@ MarkDecode decode_mark(const uint8_t* data, size_t len, Mark* out) noexcept {
     return MarkDecode::Ok;
 }
 
+MissingMark judge_missing_mark(bool marker_present, bool leasing) noexcept {
+    if (!marker_present) return MissingMark::FirstStart;
+    return leasing ? MissingMark::CoveredByCoordinator : MissingMark::Lost;
+}
+
 const char* mark_decode_text(MarkDecode d) noexcept {
     switch (d) {
         case MarkDecode::Ok: return "valid";

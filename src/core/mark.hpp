@@ -34,6 +34,32 @@ void encode_mark(const Mark& mark, uint8_t out[kMarkSize]) noexcept;
 MarkDecode decode_mark(const uint8_t* data, size_t len, Mark* out) noexcept;
 const char* mark_decode_text(MarkDecode d) noexcept;
 
+// The mark a data directory gets when it has none and its marker file
+// snowflake.walmark (src/pg/wal.cpp) is about to be written: nothing issued
+// (-1), exact. So the marker is only ever on disk beside a mark file, and
+// 1.0 reads this mark too (its window field is zero).
+constexpr Mark kNothingIssued{-1, true, 0};
+
+// What a start that finds no mark file means. The marker snowflake.walmark
+// is written only once a mark file is on disk (kNothingIssued if need be),
+// so a marker without a mark file says that the file was lost: removed, or
+// left behind by a file-level restore or a copy of the data directory.
+// - No marker: a first start (or a data directory last run by 1.0, which
+//   wrote no marker: no telling the two apart). Silent, ids as usual.
+// - Marker, worker ids leased from a coordinator (a static
+//   snowflake.worker_id leased too): each worker id's mark there is the floor
+//   a tenure starts above (plan_handover), whatever this file said, and
+//   every id was issued under a reservation of that mark. Logged, not
+//   refused.
+// - Marker, no coordinator: nothing else knows the ids this data
+//   directory issued; uniqueness would rest on the clock alone. Refused
+//   until a snowflake WAL record is replayed (the last one covers every
+//   reservation this WAL logged before it, and replay writes the mark file
+//   from it) or snowflake_advance_floor() has made a floor durable (the mark
+//   file is then on disk again, so a restart does not refuse).
+enum class MissingMark { FirstStart, CoveredByCoordinator, Lost };
+MissingMark judge_missing_mark(bool marker_present, bool leasing) noexcept;
+
 // CRC-32C (Castagnoli), as used by iSCSI and PostgreSQL's WAL.
 uint32_t crc32c(const uint8_t* data, size_t len) noexcept;
 

@@ -3,7 +3,9 @@
 //
 // - At server start the postmaster reads $PGDATA/snowflake.mark and starts
 //   the generator as if every millisecond up to the mark were used up.
-//   Missing: normal on first start. Unreadable or corrupt: ids are refused.
+//   Missing: a first start, or a lost file if the marker snowflake.walmark
+//   is there (wal.cpp's init_wal_mark, core::judge_missing_mark). Unreadable
+//   or corrupt: ids are refused.
 // - While the server runs, the mark worker (mark_worker.cpp) keeps a reservation
 //   ahead of the clock and is the only process that writes the file; ids are
 //   issued only inside the reservation on disk (and logged in the WAL,

@@ -149,6 +149,11 @@ struct LeaseShared {
     char backup_error[kErrorTextSize];  // the last one's failure; "" if it started a backup
 };
 
+// The bits of WalMarkShared::refusing (wal.cpp).
+constexpr uint32 kRefuseNoMark = 1;    // promoted without a mark that came through the WAL
+constexpr uint32 kRefuseEpoch = 2;     // the replayed records count from another epoch
+constexpr uint32 kRefuseLostMark = 4;  // the mark file lost from a data directory that issued ids
+
 // What wal.cpp keeps in shared memory (SharedState::wal).
 struct WalMarkShared {
     // Set by the postmaster at start: this run began in archive recovery
@@ -158,13 +163,18 @@ struct WalMarkShared {
     bool archive_recovery;
     // lock: snowflake records replayed in this run.
     uint64_t replayed;
-    // Why ids are refused after a promotion (0: they are not), bits of
-    // wal.cpp's kRefuse*: the mark did not come through the WAL (a static
-    // worker id promoted without it; ends when the clock passes
-    // refuse_until_unix_ms or snowflake_advance_floor() is called), or the
-    // replayed records count from another epoch than this node's (ends
-    // only when the epochs agree). Read without the lock by the id path;
-    // written under it.
+    // Why ids are refused (kRefuse* bits; 0: they are not). Read without
+    // the lock by the id path; written under it (by the postmaster alone at
+    // start).
+    // - kRefuseNoMark: this node was promoted with a static worker id and
+    //   its mark did not come through the WAL; ends when the clock passes
+    //   refuse_until_unix_ms or snowflake_advance_floor() is called.
+    // - kRefuseEpoch: the replayed records count from another epoch than
+    //   this node's; ends only when the epochs agree.
+    // - kRefuseLostMark: the mark file is missing from a data directory that
+    //   issued ids (core::judge_missing_mark); ends when replay writes the
+    //   mark file from a snowflake record or snowflake_advance_floor() is
+    //   called.
     pg_atomic_uint32 refusing;
     int64_t refuse_until_unix_ms;  // lock: -1 while not yet worked out
     bool refusal_on_disk;          // lock: the file snowflake.promoted holds it

@@ -50,14 +50,22 @@
 // the startup process runs): only archive recovery has them, and a promotion
 // ends one. A data directory whose mark comes through the WAL carries the
 // marker file snowflake.walmark: written by the mark worker of every primary
-// at its start (base backups copy it) and by redo in archive recovery. A
-// run that begins in archive recovery with a static worker id and without
-// the marker (its primary ran 1.1, or did not load the library) refuses ids
-// from the moment it is promoted unless it replays a snowflake record: until
-// the clock passes the last reservation it can know of (its copy of the mark
-// file; the last replayed commit's time plus kMaxWindowMs, in the old
-// primary's clock) or snowflake_advance_floor() is called. The refusal is
-// kept in snowflake.promoted while it lasts, so that a restart keeps it.
+// at its start (base backups copy it) and by redo in archive recovery,
+// always after a mark file is on disk (core::kNothingIssued if there was
+// none). A marker without a mark file therefore means that the file was
+// lost (core::judge_missing_mark): without a coordinator, ids are refused
+// from the start (after a promotion, in archive recovery) until replay
+// writes the mark file again from a snowflake record (the last one covers
+// every reservation logged before it), or snowflake_advance_floor() is
+// called. Nothing but the files keeps that refusal: the mark file stays
+// missing until one of the two. A run that begins in archive recovery with
+// a static worker id and without the marker (its primary ran 1.1, or did
+// not load the library) refuses ids from the moment it is promoted unless
+// it replays a snowflake record: until the clock passes the last
+// reservation it can know of (its copy of the mark file; the last replayed
+// commit's time plus kMaxWindowMs, in the old primary's clock) or
+// snowflake_advance_floor() is called. The refusal is kept in
+// snowflake.promoted while it lasts, so that a restart keeps it.
 //
 // Locking: the fields of SharedState::wal marked "lock" and the generator's
 // fields are written under SharedState::lock (shared_state.hpp); no file
@@ -120,10 +128,6 @@ constexpr uint8 kInfoReserve = 0x00;
 constexpr const char* kMarkerFile = "snowflake.walmark";
 constexpr const char* kRefusalFile = "snowflake.promoted";
 constexpr const char* kEpochFile = "snowflake.walepoch";
-
-// The bits of WalMarkShared::refusing.
-constexpr uint32 kRefuseNoMark = 1;  // the mark did not come through the WAL
-constexpr uint32 kRefuseEpoch = 2;   // the replayed records count from another epoch
 
 // The epoch of a snowflake.walepoch that cannot be read.
 constexpr int64_t kUnreadableEpoch = INT64_MIN;
@@ -233,6 +237,60 @@ void refuse_other_epoch() {
                      theirs)));
 }
 
+// Ends a lost mark's refusal; true if it held. Lock held.
+bool end_lost_mark_locked() {
+    return (pg_atomic_fetch_and_u32(&shared->wal.refusing, ~kRefuseLostMark) & kRefuseLostMark) != 0;
+}
+
+// Writes core::kNothingIssued unless a mark file is on disk, so that the
+// marker is never on disk without one. Reports failures at elevel; false if
+// it failed.
+bool ensure_mark_file(int elevel) {
+    if (access(kMarkFile, F_OK) == 0 || errno != ENOENT) return true;
+    const char* step = "";
+    if (const int err = write_mark(core::kNothingIssued, &step)) {
+        errno = err;
+        ereport(elevel, (errcode_for_file_access(),
+                         errmsg("could not write snowflake high-water mark file \"%s\" (%s): %m",
+                                kMarkFile, step)));
+        return false;
+    }
+    return true;
+}
+
+// Writes the marker file, after the mark file (ensure_mark_file()).
+bool write_marker(int elevel) {
+    return ensure_mark_file(elevel) &&
+           write_small_file(kMarkerFile, "snowflake high-water mark kept through the WAL\n", elevel);
+}
+
+// The postmaster, at start, without a mark file: judges the loss
+// (core::judge_missing_mark) and logs it. Returns whether ids are refused.
+bool judge_lost_mark(const WalMarkShared& w) {
+    const core::MissingMark m = core::judge_missing_mark(w.marker_on_disk, leasing_configured());
+    if (m == core::MissingMark::FirstStart) return false;
+    if (m == core::MissingMark::CoveredByCoordinator) {
+        ereport(LOG, (errcode(ERRCODE_UNDEFINED_FILE),
+                      errmsg("snowflake high-water mark file \"%s\" is missing", kMarkFile),
+                      errdetail("The data directory holds %s, which is written only once a mark file "
+                                "is on disk, so it issued ids before. Worker ids are leased from %s: "
+                                "each worker id's mark there is the floor its next tenure starts "
+                                "above, so ids are issued as usual.",
+                                kMarkerFile, coordinator_display())));
+        return false;
+    }
+    ereport(LOG, (errcode(ERRCODE_UNDEFINED_FILE),
+                  errmsg("snowflake high-water mark file \"%s\" is missing", kMarkFile),
+                  errdetail("The data directory holds %s, which is written only once a mark file is "
+                            "on disk, so it issued ids before; with no coordinator configured, "
+                            "nothing else records them.",
+                            kMarkerFile),
+                  errhint("snowflake_nextval() refuses ids until snowflake_advance_floor() is called "
+                          "with the highest id this node issued, or WAL replay finds a snowflake "
+                          "record; see \"Repairing the high-water mark\" in docs/operations.md.")));
+    return true;
+}
+
 // Removes snowflake.promoted, durably; logs that ids are no longer held back.
 void remove_refusal_file(int elevel) {
     if (durable_unlink(kRefusalFile, elevel) == 0)
@@ -286,8 +344,17 @@ void replay_reservation(const core::WalReservation& rec) {
                                    "replay (%s): %m",
                                    kMarkFile, step)));
         }
+        // A lost mark file is on disk again, from a record that covers
+        // every reservation this data directory's WAL logged before it.
+        LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+        const bool was_lost = end_lost_mark_locked();
+        LWLockRelease(shared->lock);
+        if (was_lost)
+            ereport(LOG, (errmsg("snowflake high-water mark file \"%s\" recreated from the WAL", kMarkFile),
+                          errdetail("A replayed snowflake record covers every reservation logged "
+                                    "before it; ids are no longer refused for the missing file.")));
     }
-    if (mark_marker && write_small_file(kMarkerFile, "snowflake high-water mark kept through the WAL\n", ERROR))
+    if (mark_marker && write_marker(ERROR))
         w.marker_on_disk = true;  // only the startup process writes it during recovery
     if (epoch_now && (!w.epoch_file_on_disk || w.epoch_file_unix_us != records_epoch)) {
         if (write_epoch_file(records_epoch, ERROR)) {
@@ -401,6 +468,9 @@ void init_wal_mark(SharedState* s) {
     // holds its primary's reservation, in that primary's clock.
     if (s->floor_ms >= 0)
         s->floor_grace_ms = core::start_grace_ms(s->floor_grace_ms, s->loaded.window_ms, w.archive_recovery);
+    // No mark file (load_mark() found none): a first start, or a lost file.
+    if (s->mark_status == kMarkNone && judge_lost_mark(w))
+        (void)pg_atomic_fetch_or_u32(&w.refusing, kRefuseLostMark);
 
     // A refusal kept from an earlier run of this data directory.
     if (FILE* f = fopen(kRefusalFile, "r")) {
@@ -492,9 +562,11 @@ void tend_refusal() {
         }
     }
     // Kept after the refusal, so that a crash between the two never leaves
-    // the marker without the refusal.
-    if (!w.marker_on_disk &&
-        write_small_file(kMarkerFile, "snowflake high-water mark kept through the WAL\n", LOG))
+    // the marker without the refusal; and after a mark file (write_marker()).
+    // A marker already on disk beside a lost mark file stays as it is: the
+    // mark file is written again only by a reservation, which only
+    // snowflake_advance_floor() asks for while the loss refuses ids.
+    if (!w.marker_on_disk && write_marker(LOG))
         w.marker_on_disk = true;  // only the mark worker writes it while the server runs
     // An epoch refusal that no longer holds (this server's epoch was set to
     // the records'): its file goes.
@@ -505,11 +577,22 @@ void tend_refusal() {
     }
 }
 
-// Raises the refusal error while it holds (wal.hpp).
+// Raises the refusal error while one holds (wal.hpp).
 void check_replicated_mark() {
     const uint32 why = pg_atomic_read_u32(&shared->wal.refusing);
     if (likely(why == 0)) return;
     if ((why & kRefuseEpoch) != 0) refuse_other_epoch();
+    if ((why & kRefuseLostMark) != 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_UNDEFINED_FILE),
+                 errmsg("snowflake high-water mark file \"%s\" is missing", kMarkFile),
+                 errdetail("The data directory holds %s, which is written only once a mark file is "
+                           "on disk, so it issued ids before; with snowflake.worker_id %d and no "
+                           "coordinator, nothing else records them, and a new id could repeat one.",
+                           kMarkerFile, worker_id),
+                 errhint("Call snowflake_advance_floor() with the highest id this node issued "
+                         "(\"Repairing the high-water mark\" in docs/operations.md); ids resume "
+                         "at once after it.")));
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const int64_t bound = refusal_bound_locked();
     const bool refusing = refusing_no_mark();
@@ -530,14 +613,20 @@ void check_replicated_mark() {
                      until_text)));
 }
 
-// Ends the refusal once snowflake_advance_floor() made a floor durable (wal.hpp).
+// Ends the refusals once snowflake_advance_floor() made a floor durable (wal.hpp).
 void end_refusal_after_floor() {
-    if (!refusing_no_mark()) return;
+    if ((pg_atomic_read_u32(&shared->wal.refusing) & (kRefuseNoMark | kRefuseLostMark)) == 0) return;
     bool remove = false;
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     end_refusal_locked(&remove);
+    const bool was_lost = end_lost_mark_locked();
     LWLockRelease(shared->lock);
     if (remove) remove_refusal_file(LOG);
+    // The floor's reservation is in the mark file: a restart finds it.
+    if (was_lost)
+        ereport(LOG, (errmsg("snowflake ids are no longer refused for the missing high-water mark file"),
+                      errdetail("snowflake_advance_floor() made a floor durable; \"%s\" holds it.",
+                                kMarkFile)));
 }
 
 }  // namespace snowflake::pg

@@ -58,6 +58,8 @@ case_9() {
     pg_stop "$C"
     rm -f "$(mark_file "$C")"                   # the repair of docs/operations.md
     ft_start "$C" || { bail "9b: restarted"; return; }
+    pg_val "$C" "SELECT snowflake_advance_floor(max(id)) FROM ids" >/dev/null ||
+        not_ok "9b: snowflake_advance_floor() after removing the mark"
     idms=$(pg_val "$C" "SELECT max(id_ms(snowflake_nextval())) FROM generate_series(1, 20000)")
     ft_shift "$C" 86400
     sleep 0.4                                   # several ticks of the mark worker

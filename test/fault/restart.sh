@@ -4,6 +4,7 @@
 #   4  missing mark on first start; clean restarts with the clock behind
 #   5  kill -9 under load, restart with the clock 2 s back
 #   6  corrupt mark files: XX001, a LOG at start, the documented repair
+#  17  a lost mark file: refused (58P01) until snowflake_advance_floor()
 
 # -------------------------------------------------------------------------
 # Instance B: cases 4-6 (restarts, crash, mark file).
@@ -21,11 +22,17 @@ case_4() {
     start_b || return
     local mf id state L Lunix out ms fl
     mf=$(mark_file "$B")
-    check "4: no mark file before the first id" test ! -e "$mf"
+    # The mark worker writes the marker snowflake.walmark at its start, and
+    # a mark file before it (src/pg/wal.cpp): here, the first start's
+    # "nothing issued".
+    wait_for "marker" 10 test -f "$B/data/snowflake.walmark" || not_ok "4: the mark worker wrote snowflake.walmark"
+    is "4: before the first id, the mark file says nothing was issued (-1)" "$(mark_ms "$B")" -1
+    is "4: ... exact (flagged clean)" "$(mark_flags "$B")" 1
+    check "4: a first start logs nothing about a missing mark" log_lacks "$B" 0 'is missing'
     read -r id state <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
     is "4: a missing mark file on first start is normal: ids work" "$state" 00000
     pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($id, 'c4-first')" >/dev/null
-    check "4: the first id wrote the mark file (32 bytes)" test "$(stat -c %s "$mf" 2>/dev/null)" = 32
+    check "4: the mark file is a mark (32 bytes)" test "$(stat -c %s "$mf" 2>/dev/null)" = 32
     ms=$(mark_ms "$B")
     cmp_num "4: the mark (a reservation) is at or past the first id" "$ms" -ge "$((id >> 22))"
 
@@ -200,14 +207,101 @@ case_6() {
         check "6 ($kind): the corrupt file is left as it was at shutdown" cmp -s "$mf" "$bad"
     done
 
-    # The repair of docs/operations.md: with the clock past the last id,
-    # remove the file and start.
+    # The repair of docs/operations.md: remove the file, start (ids are
+    # refused: the file is lost, case 17), raise the floor past the last id.
     rm -f "$mf"
     ft_start "$B" || { bail "6: start after removing the mark"; return; }
+    is "6: after removing the mark, ids are refused (58P01)" "$(pg_val "$B" "SELECT state FROM try_nextval()")" 58P01
+    pg_val "$B" "SELECT snowflake_advance_floor(max(id)) FROM ids" >/dev/null
     read -r v state <<<"$(pg_val "$B" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
-    is "6: after removing the mark (repair) ids work" "$state" 00000
+    is "6: after snowflake_advance_floor(max(id)) (repair) ids work" "$state" 00000
     cmp_num "6: ... above the ids before" "${v:-0}" -gt "$M"
     pg_val "$B" "INSERT INTO ids(id, phase) VALUES ($v, 'c6-after')" >/dev/null
     no_duplicates "$B" ids "6: no duplicate id"
     ordered "$B" ids "6: every id above the ones before"
 }
+
+# -------------------------------------------------------------------------
+# 17: a mark file lost from a data directory that issued ids (a file-level
+# restore, a copy that left it behind) is refused, not taken for a first
+# start: snowflake.walmark is written only once a mark file is on disk
+# (src/pg/wal.cpp, src/core/mark.hpp judge_missing_mark).
+case_17() {
+    echo "# case 17: a lost mark file refuses ids until snowflake_advance_floor()"
+    local L mf off v state msg detail hint id M
+    L=$(pg_tmpdir)
+    fault_init "$L" "fsync = on" || { bail "17: instance initialised"; return; }
+    off=$(log_size "$L")
+    pg_start "$L" || { bail "17: started"; return; }
+    helpers_sql "$L" || { bail "17: helpers created"; return; }
+    mf=$(mark_file "$L")
+    read -r id state <<<"$(pg_val "$L" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "17: a first start (no mark, no marker) issues ids" "$state" 00000
+    check "17: ... and logs nothing about a missing mark" log_lacks "$L" "$off" 'is missing'
+
+    pg_val "$L" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c17-before' FROM generate_series(1, 1000)" >/dev/null
+    M=$(pg_val "$L" "SELECT max(id) FROM ids")
+    wait_for "marker" 10 test -f "$L/data/snowflake.walmark" || not_ok "17: the mark worker wrote snowflake.walmark"
+
+    # A clean stop, then the mark file is lost.
+    pg_stop "$L"
+    rm -f "$mf"
+    off=$(log_size "$L")
+    pg_start "$L" || { bail "17: started without the mark file"; return; }
+    if grep -A2 -F 'LOG:  snowflake high-water mark file "snowflake.mark" is missing' <(log_since "$L" "$off") |
+            grep -qF 'snowflake_advance_floor()'; then
+        ok "17: LOG at start: the mark file is missing, the hint names snowflake_advance_floor()"
+    else
+        not_ok "17: LOG at start says the mark file is missing" "$(log_since "$L" "$off" | grep -i mark | head -3)"
+    fi
+    v=$(pg_psql "$L" -A -t -F $'\x1f' -c "SELECT state, msg, detail, hint FROM try_nextval()")
+    IFS=$'\x1f' read -r state msg detail hint <<<"$v"
+    is "17: snowflake_nextval() refused: SQLSTATE 58P01" "$state" 58P01
+    is "17: ... message" "$msg" 'snowflake high-water mark file "snowflake.mark" is missing'
+    like "17: ... the detail names the marker and the worker id" "$detail" 'snowflake\.walmark.*snowflake\.worker_id 7'
+    like "17: ... the hint names snowflake_advance_floor() and the repair" "$hint" \
+        'snowflake_advance_floor\(\).*"Repairing the high-water mark" in docs/operations\.md'
+    is "17: snowflake_nextval_batch() refused too" \
+        "$(pg_psql "$L" -A -t -c "SELECT count(*) FROM snowflake_nextval_batch(5)" 2>&1 | grep -c 'is missing')" 1
+    pg_stop "$L"
+    pg_start "$L" || { bail "17: restarted while refused"; return; }
+    is "17: still refused after a clean restart" "$(pg_val "$L" "SELECT state FROM try_nextval()")" 58P01
+    check "17: ... and no mark file was written meanwhile" test ! -e "$mf"
+
+    # The repair: the floor past the highest id issued.
+    off=$(log_size "$L")
+    check "17: snowflake_advance_floor(the highest id) works while refused" \
+        pg_psql "$L" -c "SELECT snowflake_advance_floor($M)"
+    check "17: ... and logs that ids are no longer refused" log_has "$L" "$off" 'snowflake ids are no longer refused'
+    read -r id state <<<"$(pg_val "$L" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "17: ids resume at once" "$state" 00000
+    cmp_num "17: ... above every id before the loss" "${id:-0}" -gt "$M"
+    pg_val "$L" "INSERT INTO ids(id, phase) VALUES ($id, 'c17-floor')" >/dev/null
+    pg_stop "$L"
+    pg_start "$L" || { bail "17: restarted after the repair"; return; }
+    read -r id state <<<"$(pg_val "$L" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "17: ... durably: ids after a restart" "$state" 00000
+    pg_val "$L" "INSERT INTO ids(id, phase) VALUES ($id, 'c17-restart')" >/dev/null
+
+    # After a crash the WAL since the last checkpoint holds the reservations:
+    # replay writes the mark file again from the last one, which covers every
+    # id issued, and nothing is refused.
+    pg_val "$L" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c17-crash' FROM generate_series(1, 1000)" >/dev/null
+    M=$(pg_val "$L" "SELECT max(id) FROM ids")
+    pg_kill9 "$L" && wait_for "gone" 10 pg_gone "$L" || { bail "17: postmaster killed"; return; }
+    rm -f "$mf"
+    off=$(log_size "$L")
+    pg_start "$L" || { bail "17: restarted after kill -9 without the mark file"; return; }
+    check "17: crash recovery replays a snowflake record and writes the mark file again" \
+        log_has "$L" "$off" 'snowflake high-water mark file "snowflake.mark" recreated from the WAL'
+    read -r id state <<<"$(pg_val "$L" "SELECT coalesce(id::text, 'none') || ' ' || state FROM try_nextval()")"
+    is "17: ... ids are not refused" "$state" 00000
+    cmp_num "17: ... and are above every id committed before the crash" "${id:-0}" -gt "$M"
+    pg_val "$L" "INSERT INTO ids(id, phase) VALUES ($id, 'c17-after')" >/dev/null
+    no_duplicates "$L" ids "17: no duplicate id"
+    ordered "$L" ids "17: every id above the ones before"
+    pg_stop "$L"
+}
+
+# log_lacks DIR OFFSET TEXT: the server log does not have TEXT after OFFSET.
+log_lacks() { ! log_has "$@"; }

@@ -14,12 +14,13 @@
 #   2  clock back 10 ms, 1 s, 1 h: SF001 with a hint naming when ids resume;
 #      they resume then (10 ms, 1 s) or when the clock is put right (1 h)
 #   3  clock forward 1 h: ids follow; clock before the epoch: SF002
-#   4  missing mark on first start; clean restart with the clock 1 s behind
-#      the last id (refused until it passes); clean restart without waiting
+#   4  missing mark on first start (the mark worker writes "nothing issued"
+#      before the marker); clean restart with the clock 1 s behind the last
+#      id (refused until it passes); clean restart without waiting
 #   5  kill -9 under load, restart with the clock 2 s back: refused until the
 #      clock passes the mark, then every id above every committed one
 #   6  corrupt mark (bad checksum, truncated, bad magic): XX001 and a LOG at
-#      start; the repair of docs/operations.md
+#      start; the repair of docs/operations.md (remove, snowflake_advance_floor())
 #   7  hot standby: 25006, decoders work; ids once promoted
 #   8  bad settings: FATAL at start naming the setting; a bad reload is
 #      ignored and the previous value kept
@@ -40,13 +41,17 @@
 #  16  kill -9 with a correct clock at points of the mark's renewal cycle
 #      (the mark 0.6 to 1.5 s ahead of the clock): the first id after the
 #      restart waits the reservation out, never SF001 (issue 22)
+#  17  a mark file lost after ids were issued (snowflake.walmark without
+#      snowflake.mark): a LOG at start, 58P01 with a hint naming
+#      snowflake_advance_floor(), kept across a restart, lifted by the floor
+#      (ids above the old ones) or by crash recovery replaying a record
 #
-# The instances of the mark and crash cases (4-6, 9-11, 13, 14) run with
+# The instances of the mark and crash cases (4-6, 9-11, 13, 14, 17) run with
 # fsync = on, so that the durable path and its errors are exercised.
 #
 # The cases live in files by theme, each a set of case_N functions:
 #   clock.sh       0-3, 12, 15   the clock moved under a running server
-#   restart.sh     4-6           restarts and the mark file of one instance
+#   restart.sh     4-6, 17       restarts and the mark file of one instance
 #   crash.sh       9, 10, 13, 16 crashes and the reservation after them
 #   durability.sh  11, 14        the storage under the mark, the floor
 #   settings.sh    7, 8          a hot standby, bad settings

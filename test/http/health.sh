@@ -9,6 +9,7 @@
 #  11  the kernel's clock unsynchronised or its error too large: 503 SF004
 #  12  a floor 3 s ahead: 503 57014 after at most 1 s of waiting
 #  13  /livez, /readyz; the reason without the token reveals no etcd URL
+#  19  a lost mark file: 503 58P01 until snowflake_advance_floor()
 
 case_6() {
     echo "# case 6: the clock behind the last id (libfaketime)"
@@ -236,5 +237,36 @@ case_13() {
     is "13: HEAD /livez: 200" "$CODE" 200
     req "$C" /readyz -X POST
     is "13: POST /readyz: 405" "$CODE" 405
+    pg_stop "$C"
+}
+
+case_19() {
+    echo "# case 19: a lost mark file: /readyz and ids 503 with 58P01 until snowflake_advance_floor()"
+    local C last
+    C=$(pg_tmpdir)
+    http_init "$C" || { bail "19: initialised"; return; }
+    http_start "$C" || { bail "19: started" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" '/v1/ids/batch?count=100'
+    is "19: ids on a first start" "$CODE" 200
+    last=$(jq -r '.ids[-1]' <<<"$BODY")
+    wait_for "marker" 10 test -f "$C/data/snowflake.walmark" || not_ok "19: the mark worker wrote snowflake.walmark"
+    pg_stop "$C"
+    rm -f "$C/data/snowflake.mark"
+    http_start "$C" || { bail "19: restarted without the mark file" "$(tail -5 "$C/server.log")"; return; }
+    req "$C" /readyz
+    is "19: /readyz: 503 58P01" "$CODE $(jq -r .code <<<"$BODY")" "503 58P01"
+    json_is "19: ... the SQL error's message as the reason" .reason 'snowflake high-water mark file "snowflake.mark" is missing'
+    req "$C" '/v1/ids/batch?count=10'
+    error_shape "19: /v1/ids/batch: 503, code 58P01" 503 58P01
+    like "19: ... the hint names snowflake_advance_floor()" "$(jq -r .hint <<<"$BODY")" 'snowflake_advance_floor\(\)'
+    req "$C" /metrics
+    like "19: /metrics: snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
+    pg_val "$C" "CREATE EXTENSION snowflake" >/dev/null
+    pg_val "$C" "SELECT snowflake_advance_floor($last)" >/dev/null || not_ok "19: snowflake_advance_floor()"
+    req "$C" /readyz
+    is "19: after snowflake_advance_floor(): /readyz 200" "$CODE" 200
+    req "$C" '/v1/ids/batch?count=10'
+    is "19: ... ids again" "$CODE" 200
+    cmp_num "19: ... above the last one before the loss" "$(jq -r '.ids[0]' <<<"$BODY")" -gt "$last"
     pg_stop "$C"
 }

@@ -1,5 +1,6 @@
 // The high-water mark file format and uuid_ticks_from_ms.
 #include "core/generator.hpp"
+#include "core/handover.hpp"
 #include "core/mark.hpp"
 #include "core/layout.hpp"
 #include "core/uuid.hpp"
@@ -83,6 +84,52 @@ TEST(Mark, EveryStatusHasText) {
                          MarkDecode::BadChecksum, MarkDecode::BadValue}) {
         EXPECT_GT(std::strlen(mark_decode_text(d)), 0u);
     }
+}
+
+// The mark written before the marker when a data directory has none: it
+// reads back as "nothing issued, exact", starts the generator where no mark
+// would, and keeps bytes 20-23 zero, as 1.0 requires.
+TEST(Mark, NothingIssuedIsAnExactMarkBeforeEveryId) {
+    uint8_t buf[kMarkSize];
+    encode_mark(kNothingIssued, buf);
+    for (size_t i = 20; i < 24; i++) EXPECT_EQ(buf[i], 0u) << "byte " << i;
+    Mark out;
+    ASSERT_EQ(decode_mark(buf, sizeof(buf), &out), MarkDecode::Ok);
+    EXPECT_EQ(out.ms, -1);
+    EXPECT_TRUE(out.clean);
+    const GeneratorState s = state_after(out.ms);
+    const GeneratorState none = state_after(Mark{}.ms);
+    EXPECT_EQ(s.last_ms, none.last_ms);
+    EXPECT_EQ(s.sequence, none.sequence);
+    EXPECT_EQ(s.floor_ms, none.floor_ms);
+    EXPECT_EQ(s.floor_grace_ms, 0);
+    GeneratorState g = s;
+    const Next r = next_id(g, 0, Config{3, 5});  // the first millisecond of the epoch
+    ASSERT_EQ(r.status, Status::Issued);
+    EXPECT_EQ(decompose(r.first_id).ms, 0);
+}
+
+// No mark file at start: only the marker (written only beside a mark file)
+// tells a lost file from a first start; a coordinator's marks cover a loss.
+TEST(MissingMark, FirstStartWithoutTheMarker) {
+    EXPECT_EQ(judge_missing_mark(false, false), MissingMark::FirstStart);
+    EXPECT_EQ(judge_missing_mark(false, true), MissingMark::FirstStart);
+}
+
+TEST(MissingMark, LostBesideTheMarkerWithoutACoordinator) {
+    EXPECT_EQ(judge_missing_mark(true, false), MissingMark::Lost);
+}
+
+TEST(MissingMark, CoveredWhenWorkerIdsAreLeased) {
+    EXPECT_EQ(judge_missing_mark(true, true), MissingMark::CoveredByCoordinator);
+    // Why: a tenure starts above the worker id's mark in the coordinator
+    // whatever the file said, the file missing (no mark) included.
+    const Mark coordinator{50'000, false, 0};
+    const Handover lost = plan_handover(Mark{}, 0, coordinator, kEtcdMarkWindowMs);
+    const Handover kept = plan_handover(Mark{40'000, true, 0}, 0, coordinator, kEtcdMarkWindowMs);
+    EXPECT_EQ(lost.floor_ms, 50'000);
+    EXPECT_EQ(lost.floor_ms, kept.floor_ms);
+    EXPECT_EQ(lost.grace_ms, kept.grace_ms);
 }
 
 TEST(UuidTicksFromMs, AgreesWithNanosecondsWhereBothFit) {
