@@ -192,10 +192,11 @@ void LeaseDriver::read_mark() noexcept {
     const bool ours = r.found && lease_.worker == mark_worker_ && revision == mark_revision_;
     mark_revision_ = revision;
     mark_worker_ = lease_.worker;
-    core::Mark local;
-    local.ms = host_.last_ms();
-    local.clean = true;  // this node's position: exact
-    const core::Handover h = core::plan_handover(local, 0, mark, core::kEtcdMarkWindowMs, ours);
+    // This node's position: exact, unless it is still a reservation of the
+    // previous run (a crash), whose grace the new tenure keeps.
+    const core::Mark local = host_.local_mark();
+    const core::Handover h = core::plan_handover(local, local.clean ? 0 : local.window_ms, mark,
+                                                 core::kEtcdMarkWindowMs, ours);
     host_.start_tenure(lease_.worker, h, ours);
     core::lease::on_mark_read(lease_, cfg_, host_.boot_ns());
 }
@@ -279,25 +280,51 @@ bool LeaseDriver::write_exact_mark(int32_t worker, int64_t exact_ms, int64_t rev
     return false;
 }
 
-// Clock failover, each turn while the id is held: back to the own id once
-// the clock allows, a key given back earlier retried, or a backup taken
-// for the callers that wait for one.
+// Clock failover, each turn while the id is held: a key given back earlier
+// retried, then core::plan_backup on the driver's own reading of the
+// generator and the clock (taken only while a caller asks or a backup is in
+// use).
 void LeaseDriver::clock_failover() noexcept {
     if (stray_backup_ >= 0) {
         if (coordinator_->unclaim(stray_backup_, lease_.lease_id).ok()) stray_backup_ = -1;
     }
-    if (backup_worker_ >= 0) {
-        if (core::backup_may_end(host_.id_ms(), own_last_ms_)) end_backup();
-        return;
+    const int64_t tolerance = host_.backup_wanted();
+    if (tolerance < 0 && backup_worker_ < 0) return;
+    core::ClockReading r;
+    host_.read_generator(&r.generator, &r.now_ms);
+    r.tolerance_ms = tolerance < 0 ? 0 : tolerance;
+    core::BackupState b;
+    b.worker = backup_worker_;
+    b.since_ns = backup_since_ns_;
+    b.own_last_ms = own_last_ms_;
+    b.retry_at_ns = backup_retry_at_ns_;
+    switch (core::plan_backup(b, tolerance >= 0, r, host_.boot_ns())) {
+        case core::BackupStep::Stay:
+            break;
+        case core::BackupStep::NotNeeded:
+            host_.record_backup_attempt("");  // the callers decide again
+            break;
+        case core::BackupStep::Take:
+            take_backup(r, -1);
+            break;
+        case core::BackupStep::Return:
+            end_backup(false);
+            break;
+        case core::BackupStep::Switch: {
+            const int32_t old = backup_worker_;
+            end_backup(true);
+            // A key not given back yet: retried first, at the next turn.
+            if (stray_backup_ < 0) take_backup(r, old);
+            break;
+        }
     }
-    if (!host_.backup_wanted() || host_.boot_ns() < backup_retry_at_ns_) return;
-    take_backup();
 }
 
 // Claims a free id in our lease whose mark is below the clock and has the
 // host issue ids under it. An id whose mark is ahead, or that cannot be
 // read, is given back at once.
-void LeaseDriver::take_backup() noexcept {
+// avoid: a backup just given back (its exact mark is ahead of the clock).
+void LeaseDriver::take_backup(const core::ClockReading& reading, int32_t avoid) noexcept {
     char why[core::kLeaseErrorSize];
     const core::CoordWorkers w = coordinator_->list_workers();
     if (!w.status.ok()) {
@@ -309,6 +336,7 @@ void LeaseDriver::take_backup() noexcept {
     }
     snprintf(why, sizeof(why), "every worker id from 0 to 1023 is held");
     core::TakenIds tried;
+    if (avoid >= 0) core::taken_add(tried, avoid);
     for (int32_t i = 0; i < core::kMaxBackupTries; i++) {
         const int32_t candidate = core::choose_backup(w.taken, lease_.worker, tried);
         if (candidate < 0) break;
@@ -348,14 +376,23 @@ void LeaseDriver::take_backup() noexcept {
         mark_failures_ = 0;
         backup_worker_ = candidate;
         backup_lease_ = lease_.lease_id;
+        backup_since_ns_ = host_.boot_ns();
         own_last_ms_ = host_.start_backup(candidate, mark.ms);
         char text[200], detail[200];
         snprintf(text, sizeof(text), "snowflake clock stepped back: issuing ids under backup worker id %d",
                  candidate);
-        snprintf(detail, sizeof(detail),
-                 "The clock is %lld ms behind the last id of worker id %d; ids return to it when the clock "
-                 "passes that id.",
-                 static_cast<long long>(own_last_ms_ - now_ms), lease_.worker);
+        // The reading the failover was decided on (now_ms above is later:
+        // the claim and the mark read came in between).
+        if (avoid >= 0)
+            snprintf(detail, sizeof(detail),
+                     "The clock is %lld ms behind the last id of backup worker id %d, which was given back; ids "
+                     "return to worker id %d when the clock passes its last id.",
+                     static_cast<long long>(reading.generator.last_ms - reading.now_ms), avoid, lease_.worker);
+        else
+            snprintf(detail, sizeof(detail),
+                     "The clock is %lld ms behind the last id of worker id %d; ids return to it when the clock "
+                     "passes that id.",
+                     static_cast<long long>(reading.generator.last_ms - reading.now_ms), lease_.worker);
         host_.log(text, detail, nullptr);
         host_.record_backup_attempt("");
         return;
@@ -364,10 +401,11 @@ void LeaseDriver::take_backup() noexcept {
     backup_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(1, cfg_.ttl_ms);
 }
 
-// The clock passed the own id's last millisecond: ids go on under it, the
-// backup's exact mark is handed over and its key deleted (retried on later
-// turns if that fails: it stays ours, in our lease, until then).
-void LeaseDriver::end_backup() noexcept {
+// The clock passed the own id's last millisecond (or, switching, is behind
+// the backup's ids too): ids go on under the own id, the backup's exact
+// mark is handed over and its key deleted (retried on later turns if that
+// fails: it stays ours, in our lease, until then).
+void LeaseDriver::end_backup(bool switching) noexcept {
     const int32_t backup = backup_worker_;
     const int64_t backup_last = host_.end_backup(lease_.worker, own_last_ms_);
     if (backup_last >= 0) (void)write_exact_mark(backup, backup_last, mark_revision_);
@@ -379,8 +417,12 @@ void LeaseDriver::end_backup() noexcept {
     mark_failures_ = 0;
     backup_worker_ = -1;
     char text[200];
-    snprintf(text, sizeof(text), "snowflake back on worker id %d: released backup worker id %d", lease_.worker,
-             backup);
+    if (switching)
+        snprintf(text, sizeof(text),
+                 "snowflake clock stepped back behind the ids of backup worker id %d too: released it", backup);
+    else
+        snprintf(text, sizeof(text), "snowflake back on worker id %d: released backup worker id %d", lease_.worker,
+                 backup);
     host_.log(text, nullptr, nullptr);
 }
 

@@ -35,14 +35,21 @@
 // - shutdown(): stop and fence ids (publish), write the fenced millisecond to
 //   the etcd mark as the exact mark, revoke the lease; both calls together
 //   within kShutdownBudgetNs.
-// - Clock failover (core/backup.hpp): while the host says a caller wants a
-//   backup worker id (its clock stepped back past the tolerance, with
-//   snowflake.clock_backwards = failover), claim a free id in the same lease,
-//   read its mark, give back any whose mark is not below the clock, and have
-//   the host issue ids under the first usable one (start_backup); the etcd
-//   mark renewed is then the backup's. Once the clock passes the own id's
-//   last millisecond: back to it (end_backup), the backup's exact mark
-//   written and its key deleted. A backup goes with the lease that holds it.
+// - Clock failover (core/backup.hpp, core::plan_backup): when a caller
+//   asks for a backup worker id (its clock stepped back past the tolerance,
+//   with snowflake.clock_backwards = failover), the driver reads the
+//   generator and the clock itself and fails over only if the id path
+//   refuses that reading (core::clock_refused: a request made on an older
+//   reading, or a floor waited out within its grace, is no reason); then it
+//   claims a free id in the same lease, reads its mark, gives back any whose
+//   mark is not below the clock, and has the host issue ids under the first
+//   usable one (start_backup); the etcd mark renewed is then the backup's.
+//   Back to the own id (end_backup, the backup's exact mark written and its
+//   key deleted) once the clock passes the own id's last millisecond and
+//   the backup has been held core::kMinBackupHoldMs. On a backup whose own
+//   ids the clock is refused against too (a second step back), the backup is
+//   given back the same way and another taken at once. A backup goes with
+//   the lease that holds it.
 //
 // Threads: one. Every call of the host comes from turn() or shutdown() (or,
 // for stop_requested() and boot_ns(), from the client's abort hook while a
@@ -53,6 +60,7 @@
 // a clock of its own: the host's callbacks must not raise errors either.
 #pragma once
 
+#include "../core/backup.hpp"
 #include "../core/coordinator.hpp"
 #include "../core/handover.hpp"
 #include "../core/lease.hpp"
@@ -86,9 +94,12 @@ public:
     // return on until a later publish of Held or a new tenure.
     virtual void publish(const core::Lease& lease) noexcept = 0;
 
-    // The generator's position: the millisecond of the last id issued (-1:
-    // none), an exact local mark for the hand-over.
-    virtual int64_t last_ms() noexcept = 0;
+    // The generator's position as a local mark for the hand-over: its
+    // millisecond (-1: none); exact (clean) when it is an id issued or an
+    // exact mark, else (the position still at a floor that is a reservation
+    // of the previous run, after a crash) not clean, with the floor's grace
+    // as window_ms, so that the new tenure waits it out as the floor would.
+    virtual core::Mark local_mark() noexcept = 0;
     // A newly claimed worker id: the generator starts after max(h.floor_ms,
     // its own last millisecond) with `worker`, a clock behind the floor by up
     // to h.grace_ms waited out; its etcd reservation is that start (nothing
@@ -111,16 +122,21 @@ public:
     // sentence (callers waiting for a reservation report it).
     virtual void record_mark_attempt(const char* error) noexcept = 0;
 
-    // Clock failover (core/backup.hpp). backup_wanted: a caller waits for a
-    // backup worker id. record_backup_attempt: the outcome of an attempt, ""
-    // when a backup started, else why none could be taken (callers waiting
-    // report it). start_backup: ids go on under `worker` after floor_ms (its
+    // Clock failover (core/backup.hpp). backup_wanted: -1, or a caller
+    // waits for a backup worker id and this is its clock tolerance (ms).
+    // read_generator: the word ids are issued from now, with its floor,
+    // then the clock, in the id path's order (core::ClockReading).
+    // record_backup_attempt: the outcome of an attempt, "" when a backup
+    // started or none was needed (the clock is not refused on the driver's
+    // reading: callers decide again), else why none could be taken (callers
+    // waiting report it). start_backup: ids go on under `worker` after floor_ms (its
     // mark), the own id's tenure fenced; returns the last millisecond issued
     // under the own id. end_backup: ids go on under the own id `worker`
     // after own_last_ms (and after the backup's last millisecond), the
     // backup's tenure fenced; returns the backup's last millisecond.
     // backup_lost: the lease that held the backup is gone.
-    virtual bool backup_wanted() noexcept = 0;
+    virtual int64_t backup_wanted() noexcept = 0;
+    virtual void read_generator(core::GeneratorState* state, int64_t* now_ms) noexcept = 0;
     virtual void record_backup_attempt(const char* error) noexcept = 0;
     virtual int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept = 0;
     virtual int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept = 0;
@@ -174,8 +190,8 @@ private:
     void mark_write_failed(const char* text) noexcept;
     void revoke_dropped(int64_t lease_id) noexcept;
     void clock_failover() noexcept;
-    void take_backup() noexcept;
-    void end_backup() noexcept;
+    void take_backup(const core::ClockReading& r, int32_t avoid) noexcept;
+    void end_backup(bool switching) noexcept;
     void drop_backup() noexcept;
     bool write_exact_mark(int32_t worker, int64_t exact_ms, int64_t revision) noexcept;
 
@@ -204,6 +220,7 @@ private:
     int64_t own_last_ms_ = -1;
     int64_t own_mark_revision_ = 0;
     std::vector<int64_t> own_unconfirmed_;
+    int64_t backup_since_ns_ = 0;     // boot clock: when the backup started (its hold)
     int64_t backup_retry_at_ns_ = 0;  // boot clock: no new attempt before this after one failed
     int32_t stray_backup_ = -1;       // a backup given back whose key could not be deleted yet
     int64_t mark_retry_at_ns_ = 0;  // boot clock: no write before this after a failure

@@ -71,10 +71,12 @@ bool generator_ready(char* code, char* reason, size_t len) {
             // backup worker id too, as an id call would, so that a node
             // that only serves ready traffic is not kept out until its
             // clock catches up; the next probe finds it on the backup.
-            const bool failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) &&
-                                  shared->lease.leasing && pg_atomic_read_u32(&shared->lease.backup_worker_plus1) == 0;
+            // On a backup already, the clock is behind its ids too: the
+            // lease worker takes another (core::plan_backup).
+            const bool failover =
+                clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing;
             if (failover) {
-                pg_atomic_write_u32(&shared->lease.backup_wanted, 1);
+                pg_atomic_write_u32(&shared->lease.backup_wanted, static_cast<uint32>(clock_tolerance_ms) + 1);
                 LWLockAcquire(shared->lock, LW_SHARED);
                 Latch* lease_latch = shared->lease.lease_worker_latch;
                 LWLockRelease(shared->lock);

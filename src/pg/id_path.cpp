@@ -293,19 +293,9 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
 // Asks the lease worker for a backup worker id and waits a slice for it
 // (id_path.hpp).
 const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]) {
+    // On a backup already, the clock behind the backup's ids too: the lease
+    // worker gives it back and takes another (core::plan_backup).
     LeaseShared& l = shared->lease;
-    if (pg_atomic_read_u32(&l.backup_worker_plus1) != 0) {
-        // A backup started since this call judged the clock: the word it
-        // judged may have been the own id's; decide again on the backup's.
-        if (!w->saw_backup) {
-            w->saw_backup = true;
-            return nullptr;
-        }
-        // The clock is behind the backup's own ids too: one backup at a time.
-        snprintf(why, sizeof(why), "the node is on backup worker id %d already, and the clock is behind its ids too",
-                 static_cast<int>(pg_atomic_read_u32(&l.backup_worker_plus1)) - 1);
-        return why;
-    }
     ConditionVariablePrepareToSleep(&shared->reservation_cv);
     LWLockAcquire(shared->lock, LW_SHARED);
     const uint64_t attempts = l.backup_attempts;
@@ -323,12 +313,18 @@ const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]) {
     }
     if (monotonic_us() - w->since_us > kBackupWaitUs) {
         ConditionVariableCancelSleep();
-        snprintf(why, sizeof(why), "none was taken within %lld s (the lease worker %s)",
-                 static_cast<long long>(kBackupWaitUs / 1000000),
-                 lease_latch != nullptr ? "did not finish an attempt" : "is not running");
+        const int on_backup = static_cast<int>(pg_atomic_read_u32(&l.backup_worker_plus1)) - 1;
+        if (on_backup >= 0 && lease_latch != nullptr)
+            snprintf(why, sizeof(why), "the node is on backup worker id %d, the clock is behind its ids too, and "
+                     "no other was taken within %lld s", on_backup, static_cast<long long>(kBackupWaitUs / 1000000));
+        else
+            snprintf(why, sizeof(why), "none was taken within %lld s (the lease worker %s)",
+                     static_cast<long long>(kBackupWaitUs / 1000000),
+                     lease_latch != nullptr ? "did not finish an attempt" : "is not running");
         return why;
     }
-    pg_atomic_write_u32(&l.backup_wanted, 1);
+    // The lease worker judges the clock again with this call's tolerance.
+    pg_atomic_write_u32(&l.backup_wanted, static_cast<uint32>(clock_tolerance_ms) + 1);
     if (lease_latch != nullptr) SetLatch(lease_latch);
     (void)ConditionVariableTimedSleep(&shared->reservation_cv, kSliceMs, PG_WAIT_EXTENSION);
     ConditionVariableCancelSleep();

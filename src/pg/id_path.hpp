@@ -50,14 +50,14 @@ struct BackupWait {
     bool asked = false;
     int64_t since_us = 0;   // monotonic, when the call first asked
     uint64_t attempts = 0;  // the lease worker's finished attempts then
-    bool saw_backup = false;  // a backup was in use when the call asked again
 };
 // Asks the lease worker for a backup worker id and sleeps on
 // reservation_cv for at most one slice; returns null to decide again, or
 // why no backup id takes over (written into why): an attempt made after
-// the call asked found none, the wait passed its limit, or the node is on
-// a backup already and the call found the clock behind it too (a backup
-// that started after the call judged the clock is decided on again first).
+// the call asked found none, or the wait passed its limit. The request
+// carries the call's snowflake.clock_tolerance_ms: the lease worker fails
+// over only if the clock is refused on its own, later reading (on a backup
+// already: behind the backup's ids too, and it takes another).
 const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]);
 // The generator's state from shared memory, the position read before the
 // clock (the protocol in shared_state.hpp); *cur is the position read, *now

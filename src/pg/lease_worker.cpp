@@ -47,6 +47,7 @@
 #include "bgworker.hpp"
 #include "clock.hpp"
 #include "guc.hpp"
+#include "id_path.hpp"
 #include "reservation_limit.hpp"
 #include "shared_state.hpp"
 #include "shmem.hpp"
@@ -183,12 +184,20 @@ public:
     int64_t id_ms() noexcept override { return now_ms(epoch_unix_us()); }
     bool stop_requested() noexcept override { return ShutdownRequestPending; }
     void publish(const core::Lease& l) noexcept override { pg::publish(l); }
-    int64_t last_ms() noexcept override {
-        const int64_t ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    core::Mark local_mark() noexcept override {
         LWLockAcquire(shared->lock, LW_SHARED);
+        const int64_t ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
         const int64_t own_high = shared->lease.own_high_ms;
+        // Still at the floor it started from (nothing issued above it), with
+        // a grace: the floor is a reservation of the previous run (a crash).
+        const bool at_reserved_floor = ms == shared->floor_ms && shared->floor_grace_ms > 0 && ms >= own_high;
+        const int64_t grace = shared->floor_grace_ms;
         LWLockRelease(shared->lock);
-        return own_high > ms ? own_high : ms;
+        core::Mark m;
+        m.ms = own_high > ms ? own_high : ms;
+        m.clean = !at_reserved_floor;
+        m.window_ms = at_reserved_floor ? grace : 0;
+        return m;
     }
     void start_tenure(int32_t worker, const core::Handover& h, bool etcd_mark_is_ours) noexcept override {
         apply_handover(worker, h, etcd_mark_is_ours);
@@ -207,7 +216,16 @@ public:
         LWLockRelease(shared->lock);
     }
     void record_mark_attempt(const char* error) noexcept override { pg::record_mark_attempt(error); }
-    bool backup_wanted() noexcept override { return pg_atomic_read_u32(&shared->lease.backup_wanted) != 0; }
+    int64_t backup_wanted() noexcept override {
+        // 0: nobody asks; else the asking caller's clock tolerance + 1.
+        return static_cast<int64_t>(pg_atomic_read_u32(&shared->lease.backup_wanted)) - 1;
+    }
+    void read_generator(core::GeneratorState* state, int64_t* now) noexcept override {
+        uint64 cur = 0;
+        LWLockAcquire(shared->lock, LW_SHARED);
+        *state = load_state(epoch_unix_us(), &cur, now);
+        LWLockRelease(shared->lock);
+    }
     void record_backup_attempt(const char* error) noexcept override { pg::record_backup_attempt(error); }
     int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
         return pg::start_backup(worker, floor_ms);

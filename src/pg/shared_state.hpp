@@ -134,7 +134,9 @@ struct LeaseShared {
     Latch* lease_worker_latch;       // lock: nullptr while the lease worker is not running
     // Clock failover (snowflake.clock_backwards = failover, core/backup.hpp).
     // A backend whose clock is behind past the tolerance sets backup_wanted
-    // and waits; the lease worker clears it with each attempt's outcome.
+    // to its snowflake.clock_tolerance_ms + 1 and waits; the lease worker
+    // judges the clock again on its own reading with that tolerance
+    // (core::plan_backup) and clears it with each attempt's outcome.
     pg_atomic_uint32 backup_wanted;
     pg_atomic_uint32 backup_worker_plus1;  // the backup worker id in use + 1 (0: none)
     // lock:
@@ -146,7 +148,7 @@ struct LeaseShared {
     int64_t own_high_ms;
     uint64_t clock_failovers;        // backups started since the server started
     uint64_t backup_attempts;        // attempts the lease worker finished
-    char backup_error[kErrorTextSize];  // the last one's failure; "" if it started a backup
+    char backup_error[kErrorTextSize];  // the last one's failure; "" if it started a backup or none was needed
 };
 
 // The bits of WalMarkShared::refusing (wal.cpp).

@@ -137,6 +137,8 @@ public:
     // clock moved by delta_ms.
     void set_failover(bool on) { failover_ = on; }
     void move_clock(int64_t delta_ms) { skew_ms_ += delta_ms; }
+    // A request for a backup as a backend makes it (on an earlier reading).
+    void ask_backup() { backup_wanted_ = true; }
     int32_t backup() const { return backup_; }
     int32_t worker() const { return worker_; }
     const std::string& backup_error() const { return backup_error_; }
@@ -166,7 +168,13 @@ public:
         if (state_ != core::LeaseState::Held) (void)fence_ids();
         else fenced_ = false;
     }
-    int64_t last_ms() noexcept override { return gen_.last_ms; }
+    core::Mark local_mark() noexcept override {
+        core::Mark m;
+        m.ms = gen_.last_ms;
+        m.clean = !(gen_.last_ms == gen_.floor_ms && gen_.floor_grace_ms > 0);
+        m.window_ms = m.clean ? 0 : gen_.floor_grace_ms;
+        return m;
+    }
     void start_tenure(int32_t worker, const core::Handover& h, bool) noexcept override {
         // After both the floor and this node's own last millisecond, which
         // counts as used up (core::start_tenure() starts one millisecond
@@ -192,7 +200,11 @@ public:
         mark_error_ = error;
         mark_attempts_.push_back(error);
     }
-    bool backup_wanted() noexcept override { return backup_wanted_; }
+    int64_t backup_wanted() noexcept override { return backup_wanted_ ? 0 : -1; }  // tolerance 0, as issue()
+    void read_generator(core::GeneratorState* state, int64_t* now_ms) noexcept override {
+        *state = gen_;
+        *now_ms = id_ms();
+    }
     void record_backup_attempt(const char* error) noexcept override {
         backup_error_ = error;
         backup_attempts_++;
@@ -324,8 +336,10 @@ TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
 
     // The clock back where it was (and a little more): ids under the own id
     // again, after its last millisecond; the backup's key deleted at once.
+    // (After the backup's minimum hold, core::kMinBackupHoldMs.)
     a.move_clock(3600 * 1000 + 50);
-    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000)) << a.debug();
+    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
+        << a.debug();
     EXPECT_EQ(core::decompose(id).worker, 5);
     EXPECT_GT(core::decompose(id).ms, own_last);
     ids.push_back(id);
@@ -342,6 +356,79 @@ TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
                                std::string::npos;
     EXPECT_TRUE(logged);
     EXPECT_TRUE(c.shutdown());
+    EXPECT_TRUE(a.shutdown());
+}
+
+// Issue 28: a request for a backup made on an earlier reading (or a
+// readiness probe's) while the clock is ahead of the last id takes no
+// backup: the driver judges its own reading and answers "" (decide again).
+TEST_F(LeaseLoop, ARequestWhileTheClockIsAheadOfTheLastIdTakesNoBackup) {
+    Node a(prefix_, "node-a", 5, 5);
+    a.set_failover(true);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    int64_t id = 0;
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+    for (int i = 0; i < 20; i++) {
+        a.ask_backup();
+        a.step();
+        EXPECT_LT(a.backup(), 0);
+        ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+        EXPECT_EQ(core::decompose(id).worker, 5);
+    }
+    EXPECT_GT(a.backup_attempts(), 0u);
+    EXPECT_EQ(a.backup_error(), "");
+    for (const std::string& line : a.log_lines()) EXPECT_EQ(line.find("clock stepped back"), std::string::npos) << line;
+    EXPECT_TRUE(a.shutdown());
+}
+
+// On a backup, the clock steps back behind the backup's ids too: once the
+// backup has been held its minimum time, it is given back (its exact mark
+// written) and another taken; ids go on under that one, none twice, and the
+// node returns to its own id when the clock passes it.
+TEST_F(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
+    Node a(prefix_, "node-a", 5, 5);
+    a.set_failover(true);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    std::vector<int64_t> ids;
+    int64_t id = 0;
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+    ids.push_back(id);
+    const int64_t own_last = core::decompose(id).ms;
+    a.move_clock(-3600 * 1000);
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug() << " " << a.backup_error();
+    const int32_t first = a.backup();
+    ASSERT_GE(first, 0);
+    ids.push_back(id);
+    // Ids under the first backup for a while (its hold).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(core::kMinBackupHoldMs);
+    while (std::chrono::steady_clock::now() < until) {
+        ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+        EXPECT_EQ(core::decompose(id).worker, first);
+        ids.push_back(id);
+    }
+    a.move_clock(-3600 * 1000);
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
+        << a.debug() << " " << a.backup_error();
+    const int32_t second = a.backup();
+    ASSERT_GE(second, 0);
+    EXPECT_NE(second, first);
+    EXPECT_NE(second, 5);
+    EXPECT_EQ(core::decompose(id).worker, second);
+    ids.push_back(id);
+    bool released = false;
+    for (const std::string& line : a.log_lines())
+        released = released || line.find("behind the ids of backup worker id " + std::to_string(first) +
+                                         " too: released it") != std::string::npos;
+    EXPECT_TRUE(released);
+    // Back: the clock past the own id's last millisecond.
+    a.move_clock(2 * 3600 * 1000 + 50);
+    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
+        << a.debug();
+    EXPECT_EQ(core::decompose(id).worker, 5);
+    EXPECT_GT(core::decompose(id).ms, own_last);
+    ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "an id was issued twice";
     EXPECT_TRUE(a.shutdown());
 }
 
