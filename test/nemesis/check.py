@@ -9,7 +9,8 @@ Usage: check.py [options] CLIENT_FILE...
   --clocks FILE   lines "<unix s before> <unix s after> <node> <offset s>": a node's clock offset
                   (libfaketime) changed between the two times; every node starts at 0
   --polls FILE, --events FILE, --coordinator etcd|zookeeper: the coordinator's record (tenures.py)
-  --nodes FILE    lines "<node> <data directory>": who a worker key's value names
+  --nodes FILE    lines "<node> <field>=<value>": the node whose worker keys' values (the node
+                  identity, src/core/etcd_schema.hpp) hold that field with that value
   --epoch-ms MS   snowflake.epoch of the nodes, Unix milliseconds
 Times in the client files are CLOCK_BOOTTIME seconds (client.py); the fault
 and clock logs are in Unix seconds, turned into boot time with the
@@ -350,19 +351,26 @@ def main():
         print("ok - one holder at a time (ids): no id inside another node's unbroken run of the same worker id")
 
     # --- 4. and 5. one holder at a time, from the coordinator --------------------
-    node_of_dir = {}
+    holders = []  # (node, field, value): a worker key whose value has field=value is that node's
     if args.nodes:
         with open(args.nodes) as f:
             for line in f:
                 p = line.split()
-                if len(p) == 2:
-                    node_of_dir[p[1]] = p[0]
+                if len(p) == 2 and "=" in p[1]:
+                    holders.append((p[0],) + tuple(p[1].split("=", 1)))
+
+    def holder_of(identity):
+        for node, field, value in holders:
+            if coord.identity_field(identity, field) == value:
+                return node
+        return None
+
     coord_tenures = collections.defaultdict(list)  # (node, w) -> [Tenure]
     by_w_tenures = collections.defaultdict(list)
     unknown = collections.Counter()
     if record is not None:
         for t in record.tenures():
-            node = node_of_dir.get(coord.identity_field(t.identity, "data_directory"))
+            node = holder_of(t.identity)
             if node is None:
                 unknown[t.identity[:120]] += 1
                 node = "?"

@@ -76,7 +76,7 @@ def run_checker(d, clients, polls, events, clocks=()):
             f.write("".join(x + "\n" for x in lines))
         files.append(path)
     for name, lines in (("polls", polls), ("events", events), ("clocks", clocks),
-                        ("nodes", ["node0 /d0", "node1 /d1"]), ("faults", [])):
+                        ("nodes", ["node0 data_directory=/d0", "node1 data_directory=/d1"]), ("faults", [])):
         with open(os.path.join(d, name), "w") as f:
             f.write("".join(x + "\n" for x in lines))
     out = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), "--t0", "%.6f" % (1000.0 + SKEW),

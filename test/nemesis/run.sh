@@ -1,14 +1,21 @@
 #!/bin/bash
 # The nemesis suite (docs/nemesis.md): a 3-member etcd cluster and several
 # PostgreSQL nodes leasing worker ids from it, each member and each node in a
-# network namespace of its own, clients inserting ids on every node, and
-# faults on a random schedule drawn from a seed (test/nemesis/schedule.py):
-# partitions (nftables), the etcd leader killed, backends, the lease worker
-# and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes; one
-# node runs with snowflake.clock_backwards = failover and gets clock steps
-# back beyond the tolerance of its own (issue 21's backup worker ids). The
-# checker (test/nemesis/check.py) then reads every acknowledged id: no
-# duplicate, ids of a worker id ordered by tenure; and reports each node's
+# network namespace of its own, clients taking ids on every node (one at a
+# time, and in batches of 4,096 from SQL and from the HTTP endpoint, so that
+# milliseconds fill up), and faults on a random schedule drawn from a seed
+# (test/nemesis/schedule.py): partitions (nftables), the etcd leader killed,
+# backends, the lease worker and whole nodes stopped, clock steps
+# (libfaketime), kill -9 of nodes; one node runs with
+# snowflake.clock_backwards = failover and gets clock steps back beyond the
+# tolerance of its own (issue 21's backup worker ids). A recorder
+# (test/nemesis/tenures.py) reads the coordinator's revision throughout and
+# its history of the worker keys at the end. The checker
+# (test/nemesis/check.py; first tested on planted violations,
+# check_test.py) then reads every acknowledged id: no duplicate, ids of a
+# worker id ordered by tenure, none issued while another node held its
+# worker id (from the ids, and from the coordinator's tenures on the boot
+# clock), none ahead of its node's clock; and reports each node's
 # availability next to the faults. COORDINATOR=zookeeper runs the same
 # schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
 # (a server per namespace, where the etcd members go; the faults on etcd
@@ -21,10 +28,15 @@
 # Settings (environment): COORDINATOR (etcd or zookeeper; etcd), DURATION
 # (s, 120), SEED (random when unset; printed
 # either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
-# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
-# order, each "any" node holding its lease before the next node starts),
-# NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
-# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
+# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; the "any" nodes
+# started first, in order, each holding its lease before the next starts,
+# then the others together),
+# NEMESIS_CLIENTS (single-id clients per node, 2), NEMESIS_PAUSE_MS (pause
+# after each id, 2), NEMESIS_BATCH_CLIENTS (the batch clients each node
+# also runs: "batch" snowflake_nextval_batch() in SQL, "http" GET
+# /v1/ids/batch; "batch http"; "" for none), NEMESIS_BATCH (ids per batch,
+# 4096), NEMESIS_BATCH_PAUSE_MS (pause after each batch, 100),
+# NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
 # of the node with snowflake.clock_backwards = failover, 0; "none" for no
 # such node), KEEP_TMP (keep the work directory and the servers' directories).
 #
@@ -443,6 +455,10 @@ fault() {
                 note="RESTART FAILED"
                 BROKEN+=("fault #$num: $target did not start again")
             fi ;;
+        # The kinds of schedule.py's SEPARATE_STREAMS after clock_back
+        # (clones with the same name, a standby with another epoch: issue
+        # 28) get their arms here, acting on the instances set up for them
+        # with the nodes.
         *) note="unknown action" ;;
     esac
     echo "$EPOCHREALTIME $what $num $kind $target $dur $par $note" >>"$FAULT_LOG"
@@ -523,21 +539,22 @@ node_setup() {
         -c "CREATE TABLE nemesis_ids (id bigint, at timestamptz DEFAULT clock_timestamp())" \
         || { echo "# node$1: the extension or the table could not be created"; return 1; }
 }
-# An "any" node takes the lowest free id: each holds one before the next
-# node starts, so that the nodes asking for fixed ids start out waiting for
-# ids the "any" nodes hold. Those then start together.
+# An "any" node takes the lowest free id: the "any" nodes start first, each
+# holding one before the next starts, so that the nodes asking for fixed ids
+# start out waiting for ids the "any" nodes hold. Those then start together.
 setup_pids=()
 for ((i = 0; i < N; i++)); do
     [ -f "${NODE_DIR[$i]}/data/PG_VERSION" ] || fail_setup "initdb of node$i failed"
     stall_write "${NODE_DIR[$i]}" "0 0 0"
     chmod 644 "${NODE_DIR[$i]}/stall"
-    if [ "${NODE_IDS[$i]}" = any ]; then
-        node_setup "$i" || fail_setup "node$i could not be set up"
-        wait_for "held" 20 node_holds "$i" || fail_setup "node$i holds no lease 20 s after its start"
-    else
-        node_setup "$i" &
-        setup_pids+=("$!:$i")
-    fi
+    [ "${NODE_IDS[$i]}" = any ] || continue
+    node_setup "$i" || fail_setup "node$i could not be set up"
+    wait_for "held" 20 node_holds "$i" || fail_setup "node$i holds no lease 20 s after its start"
+done
+for ((i = 0; i < N; i++)); do
+    [ "${NODE_IDS[$i]}" != any ] || continue
+    node_setup "$i" &
+    setup_pids+=("$!:$i")
 done
 for p in "${setup_pids[@]}"; do wait "${p%%:*}" || fail_setup "node${p#*:} could not be set up"; done
 if [ ${#HTTP_CONF[@]} -gt 0 ]; then
@@ -545,9 +562,15 @@ if [ ${#HTTP_CONF[@]} -gt 0 ]; then
         wait_for "listening" 10 http_listening "$i" || fail_setup "node$i: the HTTP endpoint does not listen"
     done
 fi
-# Who a worker key names (its data_directory) and the id space's epoch, for
-# the checker.
-for ((i = 0; i < N; i++)); do echo "node$i ${NODE_DIR[$i]}/data"; done >"$WORK/nodes"
+# Instances beyond the N nodes (a clone of a node, a standby of one) would be
+# set up here: a namespace each (net_join), a line in the nodes file below,
+# their clients started with the others (their records go to the checker
+# like any client's).
+# Who a worker key names, and the id space's epoch, for the checker: a line
+# per instance, "<node> <field>=<value>" of the identity its worker keys
+# hold (the data directory tells these nodes apart; an instance that shares
+# it with another, a clone, would be told by a field of its own).
+for ((i = 0; i < N; i++)); do echo "node$i data_directory=${NODE_DIR[$i]}/data"; done >"$WORK/nodes"
 EPOCH_MS=$(pg_val "${NODE_DIR[0]}" "SELECT (extract(epoch FROM epoch) * 1000)::bigint FROM snowflake_stats")
 [[ $EPOCH_MS =~ ^[0-9]+$ ]] || fail_setup "snowflake.epoch could not be read from node0"
 echo "# worker ids held at the start: $(for ((i = 0; i < N; i++)); do printf 'node%d:%s ' "$i" \
@@ -632,9 +655,13 @@ else
     n_events=$(ip netns exec "$CTL_NS" "$PY" "$NEMESIS_DIR/tenures.py" history etcd "$WORK/events" "$ETCD_ENDPOINTS" "$PREFIX")
 fi || BROKEN+=("the coordinator's history of the worker keys could not be read")
 echo "# the coordinator's history: ${n_events:-no} changes of worker keys, $(wc -l <"$WORK/polls" 2>/dev/null || echo 0) reads of its revision (zxid)"
-"$PY" "$NEMESIS_DIR/check.py" --t0 "$T0" --faults "$FAULT_LOG" --clocks "$CLOCK_LOG" \
-    --polls "$WORK/polls" --events "$WORK/events" --coordinator "$COORDINATOR" --nodes "$WORK/nodes" \
-    --epoch-ms "$EPOCH_MS" "$WORK"/clients/*
+# (The command is kept in the work directory: with KEEP_TMP=1, sh check.sh
+# there runs the checker again.)
+check=("$PY" "$NEMESIS_DIR/check.py" --t0 "$T0" --faults "$FAULT_LOG" --clocks "$CLOCK_LOG"
+       --polls "$WORK/polls" --events "$WORK/events" --coordinator "$COORDINATOR" --nodes "$WORK/nodes"
+       --epoch-ms "$EPOCH_MS" "$WORK"/clients/*)
+printf '%q ' "${check[@]}" >"$WORK/check.sh"
+"${check[@]}"
 rc=$?
 for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
 if [ "$FAILOVER" != none ]; then
