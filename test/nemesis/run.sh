@@ -216,6 +216,7 @@ cleanup() {
     for p in "${stops[@]}"; do wait "$p" 2>/dev/null || true; done
     pg_cleanup_all
     for p in "${ETCD_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    for p in "${ETCD_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done   # (quietly: no "Killed")
     etcd_stop
     zk_stop
     for ns in "${NETNS_MADE[@]}"; do
