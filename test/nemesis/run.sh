@@ -273,7 +273,7 @@ client_backend() {
         "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'nemesis-client-%' ORDER BY application_name, pid" 2>/dev/null)
     if [ ${#HTTP_CONF[@]} -gt 0 ] && [ ${#pids[@]} -gt 0 ]; then
         for p in $(node_pids "$1" | tail -n +2); do
-            if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'snowflake HTTP endpoint'; then pids+=("$p"); break; fi
+            if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q 'snowflake HTTP endpoint'; then pids+=("$p"); break; fi
         done
     fi
     [ ${#pids[@]} -gt 0 ] && echo "${pids[$(( $2 % ${#pids[@]} ))]}"
@@ -285,7 +285,7 @@ client_backend() {
 lease_worker_pid() {
     local p
     for p in $(node_pids "$1" | tail -n +2); do
-        if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'snowflake worker id lease'; then
+        if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q 'snowflake worker id lease'; then
             echo "$p"
             return
         fi
