@@ -1,14 +1,21 @@
 #!/bin/bash
 # The nemesis suite (docs/nemesis.md): a 3-member etcd cluster and several
 # PostgreSQL nodes leasing worker ids from it, each member and each node in a
-# network namespace of its own, clients inserting ids on every node, and
-# faults on a random schedule drawn from a seed (test/nemesis/schedule.py):
-# partitions (nftables), the etcd leader killed, backends, the lease worker
-# and whole nodes stopped, clock steps (libfaketime), kill -9 of nodes; one
-# node runs with snowflake.clock_backwards = failover and gets clock steps
-# back beyond the tolerance of its own (issue 21's backup worker ids). The
-# checker (test/nemesis/check.py) then reads every acknowledged id: no
-# duplicate, ids of a worker id ordered by tenure; and reports each node's
+# network namespace of its own, clients taking ids on every node (one at a
+# time, and in batches of 4,096 from SQL and from the HTTP endpoint, so that
+# milliseconds fill up), and faults on a random schedule drawn from a seed
+# (test/nemesis/schedule.py): partitions (nftables), the etcd leader killed,
+# backends, the lease worker and whole nodes stopped, clock steps
+# (libfaketime), kill -9 of nodes; one node runs with
+# snowflake.clock_backwards = failover and gets clock steps back beyond the
+# tolerance of its own (issue 21's backup worker ids). A recorder
+# (test/nemesis/tenures.py) reads the coordinator's revision throughout and
+# its history of the worker keys at the end. The checker
+# (test/nemesis/check.py; first tested on planted violations,
+# check_test.py) then reads every acknowledged id: no duplicate, ids of a
+# worker id ordered by tenure, none issued while another node held its
+# worker id (from the ids, and from the coordinator's tenures on the boot
+# clock), none ahead of its node's clock; and reports each node's
 # availability next to the faults. COORDINATOR=zookeeper runs the same
 # schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
 # (a server per namespace, where the etcd members go; the faults on etcd
@@ -21,10 +28,15 @@
 # Settings (environment): COORDINATOR (etcd or zookeeper; etcd), DURATION
 # (s, 120), SEED (random when unset; printed
 # either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
-# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; started in that
-# order, each "any" node holding its lease before the next node starts),
-# NEMESIS_CLIENTS (clients per node, 2), NEMESIS_PAUSE_MS (pause after each
-# id, 2), NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
+# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; the "any" nodes
+# started first, in order, each holding its lease before the next starts,
+# then the others together),
+# NEMESIS_CLIENTS (single-id clients per node, 2), NEMESIS_PAUSE_MS (pause
+# after each id, 2), NEMESIS_BATCH_CLIENTS (the batch clients each node
+# also runs: "batch" snowflake_nextval_batch() in SQL, "http" GET
+# /v1/ids/batch; "batch http"; "" for none), NEMESIS_BATCH (ids per batch,
+# 4096), NEMESIS_BATCH_PAUSE_MS (pause after each batch, 100),
+# NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
 # of the node with snowflake.clock_backwards = failover, 0; "none" for no
 # such node), KEEP_TMP (keep the work directory and the servers' directories).
 #
@@ -45,8 +57,13 @@ SEED=${SEED:-}
 TTL=${NEMESIS_TTL:-5}
 read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
 CLIENTS=${NEMESIS_CLIENTS:-2}
+read -r -a BATCH_KINDS <<<"${NEMESIS_BATCH_CLIENTS-batch http}"
+BATCH=${NEMESIS_BATCH:-4096}
+BATCH_PAUSE_MS=${NEMESIS_BATCH_PAUSE_MS:-100}
 FAILOVER=${NEMESIS_FAILOVER:-0}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
+HTTP_PORT=8080   # each node's own loopback, in its namespace
+PREFIX=/snowflake   # snowflake.lease_prefix (the default)
 N=${#NODE_IDS[@]}
 M=3   # etcd members (ZooKeeper servers)
 COORDINATOR=${COORDINATOR:-etcd}
@@ -60,10 +77,13 @@ is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 # The command line that replays this run's schedule.
 REPLAY="DURATION=$DURATION SEED=$SEED"
 ! is_zk || REPLAY="COORDINATOR=zookeeper $REPLAY"
-for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER; do
-    [ -z "${!v:-}" ] || REPLAY+=" $v='${!v}'"
+for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_BATCH_CLIENTS NEMESIS_BATCH NEMESIS_BATCH_PAUSE_MS \
+    NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER; do
+    [ -z "${!v+set}" ] || REPLAY+=" $v='${!v}'"
 done
 echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")$([ "$FAILOVER" = none ] || echo ", clock failover on node$FAILOVER")"
+echo "# clients per node: $CLIENTS of single ids$(for k in "${BATCH_KINDS[@]}"; do printf ', one of %s (%s ids, a %s ms pause)' \
+    "$([ "$k" = http ] && echo "GET /v1/ids/batch?count=$BATCH" || echo "snowflake_nextval_batch($BATCH)")" "$BATCH" "$BATCH_PAUSE_MS"; done)"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
@@ -79,11 +99,25 @@ done
 [[ $SEED =~ ^[0-9]+$ ]] || fail_setup "SEED must be a non-negative integer"
 [ "$FAILOVER" = none ] || { [[ $FAILOVER =~ ^[0-9]+$ ]] && [ "$FAILOVER" -lt "$N" ]; } ||
     fail_setup "NEMESIS_FAILOVER must be a node's index (0 to $((N - 1))) or none"
+for k in "${BATCH_KINDS[@]}"; do
+    [ "$k" = batch ] || [ "$k" = http ] || fail_setup "NEMESIS_BATCH_CLIENTS lists batch and http clients, not '$k'"
+done
+[[ $BATCH =~ ^[0-9]+$ ]] && [ "$BATCH" -ge 1 ] && [ "$BATCH" -le 10000 ] || fail_setup "NEMESIS_BATCH must be 1 to 10000"
 
 WORK=$(suite_workdir nemesis)
 mkdir -p "$WORK/etcd" "$WORK/clients"
 FAULT_LOG=$WORK/faults.log
+CLOCK_LOG=$WORK/clocks.log   # each node's clock offset changes (check.py)
 : >"$FAULT_LOG"
+: >"$CLOCK_LOG"
+
+# The checker's self-test (check_test.py: synthetic runs with planted
+# violations, each of which the checker must report), in the background
+# while the fleet is set up; its result is awaited before the clients start.
+# A run that finds no violation must have been checked by a checker that
+# can fail.
+"$PY" "$NEMESIS_DIR/check_test.py" >"$WORK/check_test.out" 2>&1 &
+SELFTEST_PID=$!
 
 # --- network ---------------------------------------------------------------
 # Namespaces: $P-br holds the bridge; $P-ctl is where the suite talks to
@@ -138,18 +172,51 @@ net_heal() { ip netns exec "$1" nft delete table inet nemesis 2>/dev/null || tru
 # --- processes the suite stopped (SIGSTOP) and clients ---------------------
 STOPPED=()       # pids stopped by a fault, continued at its end or at cleanup
 CLIENT_PIDS=()
+RECORDER_PID=    # tenures.py poll: the coordinator's revision clock
 declare -A FAULT_PIDS   # fault# -> pids it stopped or killed
+
+# recorder_start / recorder_stop: tenures.py reading the coordinator's
+# revision (zxid) every 50 ms from the suite's namespace, with the boot
+# clock before and after, until stopped (check.py puts the coordinator's
+# history on the boot clock with it).
+recorder_start() {
+    if is_zk; then
+        ip netns exec "$CTL_NS" "$PY" "$NEMESIS_DIR/tenures.py" poll zookeeper "$WORK/polls" "$ZK_HOSTS" &
+    else
+        ip netns exec "$CTL_NS" "$PY" "$NEMESIS_DIR/tenures.py" poll etcd "$WORK/polls" "$ETCD_ENDPOINTS" "$PREFIX" &
+    fi
+    RECORDER_PID=$!
+}
+recorder_stop() {
+    [ -n "$RECORDER_PID" ] || return 0
+    kill -TERM "$RECORDER_PID" 2>/dev/null || true
+    wait "$RECORDER_PID" 2>/dev/null || true
+    RECORDER_PID=
+}
 
 cleanup() {
     local p ns
     trap - EXIT INT TERM
     for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    recorder_stop
+    [ -z "${SELFTEST_PID:-}" ] || { kill -TERM "$SELFTEST_PID" 2>/dev/null; wait "$SELFTEST_PID" 2>/dev/null; } || true
     for p in "${STOPPED[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
     for ((i = 0; i < N; i++)); do
         [ -n "${NODE_DIR[$i]:-}" ] && [ -f "${NODE_DIR[$i]}/stall" ] && stall_write "${NODE_DIR[$i]}" "0 0 0"
     done
+    # The nodes stop together, immediately (nothing of them is kept but
+    # their logs), then go; the etcd members are killed: their data goes
+    # with the work directory, and a leader stopped with its followers would
+    # wait 5 s for a leadership transfer that cannot happen.
+    local stops=() dir
+    for dir in "${PG_INSTANCES[@]}"; do
+        if [ -d "$dir" ]; then pg_stop "$dir" immediate & stops+=($!); fi
+    done
+    for p in "${stops[@]}"; do wait "$p" 2>/dev/null || true; done
     pg_cleanup_all
+    for p in "${ETCD_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    for p in "${ETCD_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done   # (quietly: no "Killed")
     etcd_stop
     zk_stop
     for ns in "${NETNS_MADE[@]}"; do
@@ -198,12 +265,17 @@ node_pids() {
     ps -o pid= --ppid "$pm" 2>/dev/null | tr -d ' '
 }
 
-# client_backend I K: the pid of a client backend of node I (the K-th,
-# modulo their number), or nothing.
+# client_backend I K: the pid of a client backend of node I or of its HTTP
+# worker (the K-th of them, modulo their number), or nothing.
 client_backend() {
-    local pids
+    local pids p
     mapfile -t pids < <(PG_TIMEOUT=5 pg_val "${NODE_DIR[$1]}" \
         "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'nemesis-client-%' ORDER BY application_name, pid" 2>/dev/null)
+    if [ ${#HTTP_CONF[@]} -gt 0 ] && [ ${#pids[@]} -gt 0 ]; then
+        for p in $(node_pids "$1" | tail -n +2); do
+            if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q 'snowflake HTTP endpoint'; then pids+=("$p"); break; fi
+        done
+    fi
     [ ${#pids[@]} -gt 0 ] && echo "${pids[$(( $2 % ${#pids[@]} ))]}"
 }
 
@@ -213,7 +285,7 @@ client_backend() {
 lease_worker_pid() {
     local p
     for p in $(node_pids "$1" | tail -n +2); do
-        if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'snowflake worker id lease'; then
+        if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q 'snowflake worker id lease'; then
             echo "$p"
             return
         fi
@@ -368,8 +440,8 @@ fault() {
             note="stopped ${#pids[@]} processes" ;;
         "end sigstop_backend" | "end sigstop_lease_worker" | "end pause_node")
             for p in ${FAULT_PIDS[$num]:-}; do kill -CONT "$p" 2>/dev/null || true; done ;;
-        "start clock_step" | "start clock_back") ft_shift "$dir" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
-        "end clock_step" | "end clock_back") ft_shift "$dir" "$(awk -v d="$par" 'BEGIN { print -d }')"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "start clock_step" | "start clock_back") clock_shift "$i" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "end clock_step" | "end clock_back") clock_shift "$i" "$(awk -v d="$par" 'BEGIN { print -d }')"; note="clock offset now $(cat "$dir/faketime")" ;;
         "start kill9")
             mapfile -t pids < <(node_pids "$i")
             for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
@@ -384,11 +456,23 @@ fault() {
                 note="RESTART FAILED"
                 BROKEN+=("fault #$num: $target did not start again")
             fi ;;
+        # The kinds of schedule.py's SEPARATE_STREAMS after clock_back
+        # (clones with the same name, a standby with another epoch: issue
+        # 28) get their arms here, acting on the instances set up for them
+        # with the nodes.
         *) note="unknown action" ;;
     esac
     echo "$EPOCHREALTIME $what $num $kind $target $dur $par $note" >>"$FAULT_LOG"
     printf '# %6.1f s  %-5s #%-3s %-21s %-6s %s\n' "$(awk -v a="$EPOCHREALTIME" -v b="$T0" 'BEGIN { print a - b }')" \
         "$what" "$num" "$kind" "$target" "$note"
+}
+
+# clock_shift I SECONDS: moves node I's clock (ft_shift) and writes the
+# change to the clock log, between the times before and after it.
+clock_shift() {
+    local before=$EPOCHREALTIME
+    ft_shift "${NODE_DIR[$1]}" "$2"
+    echo "$before $EPOCHREALTIME node$1 $(cat "${NODE_DIR[$1]}/faketime")" >>"$CLOCK_LOG"
 }
 
 node_holds() { [ "$(pg_val "${NODE_DIR[$1]}" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = held ]; }
@@ -419,34 +503,77 @@ cc -shared -fPIC -O2 -Wall -o "$WORK/stall_shim.so" "$NEMESIS_DIR/stall_shim.c" 
 chmod 755 "$WORK/stall_shim.so"
 STALL_SO=$WORK/stall_shim.so
 
+# The HTTP endpoint (when an http client runs): on each node's loopback, in
+# its namespace, with a token in a file only the server's user reads
+# (docs/reference.md, "Access"); the http clients send it as a bearer token.
+HTTP_CONF=()
+if [[ " ${BATCH_KINDS[*]} " == *" http "* ]]; then
+    TOKEN_FILE=$WORK/http_token
+    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE"
+    chown postgres "$TOKEN_FILE" && chmod 600 "$TOKEN_FILE" || fail_setup "the HTTP token file could not be made"
+    HTTP_CONF=("snowflake.http_listen = '127.0.0.1:$HTTP_PORT'" "snowflake.http_token_file = '$TOKEN_FILE'")
+fi
+http_listening() { grep -q "snowflake HTTP endpoint listening on 127.0.0.1:$HTTP_PORT" "${NODE_DIR[$1]}/server.log" 2>/dev/null; }
+
+# The coordinator's revision clock runs from before the first node claims a
+# worker id until the history is read after the run.
+recorder_start
+
 kinds=()
 init_pids=()
 for ((i = 0; i < N; i++)); do
     NODE_DIR[$i]=$(pg_tmpdir)
     PG_INSTANCES+=("${NODE_DIR[$i]}")
     conf=("shared_preload_libraries = 'snowflake'" "$COORD_CONF"
-          "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB")
+          "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB"
+          ${HTTP_CONF[@]+"${HTTP_CONF[@]}"})
     if [ "${NODE_IDS[$i]}" = any ]; then kinds+=(any); else kinds+=(fixed); conf+=("snowflake.worker_id = ${NODE_IDS[$i]}"); fi
     [ "$FAILOVER" != "$i" ] || conf+=("snowflake.clock_backwards = failover")
     pg_init "${NODE_DIR[$i]}" "${conf[@]}" &
     init_pids+=($!)
 done
 for p in "${init_pids[@]}"; do wait "$p" || true; done
+# node_setup I: starts node I and creates the extension and the table.
+node_setup() {
+    node_start "$1" || { echo "# node$1 did not start"; return 1; }
+    pg_psql "${NODE_DIR[$1]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION snowflake" \
+        -c "CREATE TABLE nemesis_ids (id bigint, at timestamptz DEFAULT clock_timestamp())" \
+        || { echo "# node$1: the extension or the table could not be created"; return 1; }
+}
+# An "any" node takes the lowest free id: the "any" nodes start first, each
+# holding one before the next starts, so that the nodes asking for fixed ids
+# start out waiting for ids the "any" nodes hold. Those then start together.
+setup_pids=()
 for ((i = 0; i < N; i++)); do
     [ -f "${NODE_DIR[$i]}/data/PG_VERSION" ] || fail_setup "initdb of node$i failed"
     stall_write "${NODE_DIR[$i]}" "0 0 0"
     chmod 644 "${NODE_DIR[$i]}/stall"
-    node_start "$i" || fail_setup "node$i did not start"
-    pg_psql "${NODE_DIR[$i]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION snowflake" \
-        -c "CREATE TABLE nemesis_ids (id bigint, at timestamptz DEFAULT clock_timestamp())" \
-        || fail_setup "node$i: the extension or the table could not be created"
-    # An "any" node takes the lowest free id: let it hold one before the
-    # next node starts, so that the nodes asking for fixed ids start out
-    # waiting for ids the "any" nodes hold.
-    if [ "${NODE_IDS[$i]}" = any ]; then
-        wait_for "held" 20 node_holds "$i" || fail_setup "node$i holds no lease 20 s after its start"
-    fi
+    [ "${NODE_IDS[$i]}" = any ] || continue
+    node_setup "$i" || fail_setup "node$i could not be set up"
+    wait_for "held" 20 node_holds "$i" || fail_setup "node$i holds no lease 20 s after its start"
 done
+for ((i = 0; i < N; i++)); do
+    [ "${NODE_IDS[$i]}" != any ] || continue
+    node_setup "$i" &
+    setup_pids+=("$!:$i")
+done
+for p in "${setup_pids[@]}"; do wait "${p%%:*}" || fail_setup "node${p#*:} could not be set up"; done
+if [ ${#HTTP_CONF[@]} -gt 0 ]; then
+    for ((i = 0; i < N; i++)); do
+        wait_for "listening" 10 http_listening "$i" || fail_setup "node$i: the HTTP endpoint does not listen"
+    done
+fi
+# Instances beyond the N nodes (a clone of a node, a standby of one) would be
+# set up here: a namespace each (net_join), a line in the nodes file below,
+# their clients started with the others (their records go to the checker
+# like any client's).
+# Who a worker key names, and the id space's epoch, for the checker: a line
+# per instance, "<node> <field>=<value>" of the identity its worker keys
+# hold (the data directory tells these nodes apart; an instance that shares
+# it with another, a clone, would be told by a field of its own).
+for ((i = 0; i < N; i++)); do echo "node$i data_directory=${NODE_DIR[$i]}/data"; done >"$WORK/nodes"
+EPOCH_MS=$(pg_val "${NODE_DIR[0]}" "SELECT (extract(epoch FROM epoch) * 1000)::bigint FROM snowflake_stats")
+[[ $EPOCH_MS =~ ^[0-9]+$ ]] || fail_setup "snowflake.epoch could not be read from node0"
 echo "# worker ids held at the start: $(for ((i = 0; i < N; i++)); do printf 'node%d:%s ' "$i" \
     "$(pg_val "${NODE_DIR[$i]}" "SELECT coalesce(worker_id::text, lease_state) FROM snowflake_stats")"; done)"
 KINDS=$(IFS=,; echo "${kinds[*]}")
@@ -460,11 +587,30 @@ FAILOVER_ARG=$FAILOVER; [ "$FAILOVER" != none ] || FAILOVER_ARG=-
 echo "# fault schedule (seed $SEED; s after the clients start):"
 awk '$2 == "start" { printf "#   #%-3s at %6.1f s for %5.1f s  %-21s %-6s %s\n", $3, $1, $6, $4, $5, ($7 == "-" ? "" : "param " $7) }' "$TIMELINE"
 
+wait "$SELFTEST_PID"
+selftest_rc=$?
+SELFTEST_PID=
+cat "$WORK/check_test.out"
+[ "$selftest_rc" = 0 ] || fail_setup "the checker's self-test failed (test/nemesis/check_test.py)"
+
 # --- run -------------------------------------------------------------------
 T0=$EPOCHREALTIME
 for ((i = 0; i < N; i++)); do
     for ((k = 1; k <= CLIENTS; k++)); do
-        "$PY" "$NEMESIS_DIR/client.py" "node$i" "$k" "${NODE_DIR[$i]}" "$PG_PORT" "$WORK/clients/node$i.$k" "$PAUSE_MS" &
+        "$PY" "$NEMESIS_DIR/client.py" "node$i" "$k" single "$WORK/clients/node$i.$k" "$PAUSE_MS" \
+            "${NODE_DIR[$i]}" "$PG_PORT" &
+        CLIENT_PIDS+=($!)
+    done
+    for k in "${BATCH_KINDS[@]}"; do
+        if [ "$k" = http ]; then
+            # In the node's namespace, where its endpoint listens (ip netns
+            # exec execs the client: $! is its pid).
+            ip netns exec "${N_NS[$i]}" "$PY" "$NEMESIS_DIR/client.py" "node$i" http1 http \
+                "$WORK/clients/node$i.http1" "$BATCH_PAUSE_MS" 127.0.0.1 "$HTTP_PORT" "$BATCH" "$TOKEN_FILE" &
+        else
+            "$PY" "$NEMESIS_DIR/client.py" "node$i" batch1 batch "$WORK/clients/node$i.batch1" "$BATCH_PAUSE_MS" \
+                "${NODE_DIR[$i]}" "$PG_PORT" "$BATCH" &
+        fi
         CLIENT_PIDS+=($!)
     done
 done
@@ -499,7 +645,24 @@ if [ "$FAILOVER" != none ]; then
 fi
 
 # --- check -----------------------------------------------------------------
-"$PY" "$NEMESIS_DIR/check.py" "$T0" "$FAULT_LOG" "$WORK"/clients/*
+# The coordinator's history of the worker keys, now that every fault has
+# ended (every member or server is up again).
+recorder_stop
+if is_zk; then
+    zk_dirs=(); for ((i = 0; i < M; i++)); do zk_dirs+=("$WORK/zk/s$i/data"); done
+    n_events=$("$PY" "$NEMESIS_DIR/tenures.py" history zookeeper "$WORK/events" "$PREFIX" "$ZK_JAVA" "$ZK_CLASSPATH" \
+        "${zk_dirs[@]}")
+else
+    n_events=$(ip netns exec "$CTL_NS" "$PY" "$NEMESIS_DIR/tenures.py" history etcd "$WORK/events" "$ETCD_ENDPOINTS" "$PREFIX")
+fi || BROKEN+=("the coordinator's history of the worker keys could not be read")
+echo "# the coordinator's history: ${n_events:-no} changes of worker keys, $(wc -l <"$WORK/polls" 2>/dev/null || echo 0) reads of its revision (zxid)"
+# (The command is kept in the work directory: with KEEP_TMP=1, sh check.sh
+# there runs the checker again.)
+check=("$PY" "$NEMESIS_DIR/check.py" --t0 "$T0" --faults "$FAULT_LOG" --clocks "$CLOCK_LOG"
+       --polls "$WORK/polls" --events "$WORK/events" --coordinator "$COORDINATOR" --nodes "$WORK/nodes"
+       --epoch-ms "$EPOCH_MS" "$WORK"/clients/*)
+printf '%q ' "${check[@]}" >"$WORK/check.sh"
+"${check[@]}"
 rc=$?
 for b in "${BROKEN[@]}"; do echo "not ok - $b"; rc=1; done
 if [ "$FAILOVER" != none ]; then

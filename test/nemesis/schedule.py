@@ -36,7 +36,8 @@ node": another fault on their node (or a "holder" fault landing on it) may
 overlap them, so that the node loses its lease, is killed or stopped while
 it issues ids under a backup worker id. The faults drawn as before keep
 their times, targets and numbers (a seed replays the same schedule, with or
-without a failover node).
+without a failover node). SEPARATE_STREAMS lists the kinds drawn this way,
+and is where the next ones go.
 """
 import random
 import sys
@@ -107,11 +108,12 @@ def room_for_one(faults, start, end):
     return active
 
 
-def clock_back_faults(seed, total, warmup, cooldown, faults, node):
+def clock_back_faults(rng, total, warmup, cooldown, faults, ctx):
     """clock_back faults on node FAILOVER_NODE (an index), added to faults:
     one a minute, at least one, where the rules allow (see the docstring)."""
-    rng = random.Random(seed ^ 0x21C10C)  # issue 21: a stream of their own
-    target = "node%d" % node
+    if ctx["failover"] == "-":
+        return
+    target = "node%d" % int(ctx["failover"])
     want, placed = max(1, int(total // 60)), 0
     for _ in range(500):
         if placed >= want:
@@ -130,6 +132,26 @@ def clock_back_faults(seed, total, warmup, cooldown, faults, node):
             continue
         faults.append((start, end, "clock_back", target, dur, str(-step)))
         placed += 1
+
+
+# Faults drawn apart from the main draw, after it, each kind from a random
+# stream of its own (random.Random(SEED ^ salt)): adding a stream leaves
+# every fault drawn before it where it was, so a seed replays the same
+# schedule with or without it. Each function appends
+# (start, end, kind, target, duration, param) to faults, where
+# room_for_one() allows, and returns nothing; ctx holds the command line's
+# node kinds ("any", "fixed"), failover node and coordinator.
+#
+# The next kinds go here, each with its salt and its arm in run.sh's
+# fault(): clones with the same name (issue 28: a copy of a node's data
+# directory started as another instance of that node; NODE_KINDS would
+# name it, e.g. "clone0", and the clone's fault starts or stops it) and a
+# standby whose snowflake.epoch differs from its primary's (promoted by its
+# fault). check.py needs nothing new for them beyond the nodes file
+# (run.sh): each instance's line names what its worker keys say of it.
+SEPARATE_STREAMS = [
+    ("clock_back", 0x21C10C, clock_back_faults),  # issue 21
+]
 
 
 def main():
@@ -184,8 +206,9 @@ def main():
             if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
                 target = "holder"
         faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
-    if failover != "-":
-        clock_back_faults(seed, total, warmup, cooldown, faults, int(failover))
+    ctx = {"node_kinds": node_kinds, "failover": failover, "coordinator": coordinator}
+    for _, salt, draw in SEPARATE_STREAMS:
+        draw(random.Random(seed ^ salt), total, warmup, cooldown, faults, ctx)
     if coordinator == "zookeeper":
         # Drawn under etcd's names (the same seed, the same schedule), then
         # named for ZooKeeper.

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""The nemesis checker's own test (run.sh runs it first; or on its own:
+test/nemesis/check_test.py): check.py on synthetic runs, one with no fault
+and one per planted violation, each of which it must report (and only
+that one), so that a nemesis run that says "no violation" says it with a
+checker that can fail.
+
+The synthetic run: two nodes, node0 and node1, and worker id 5 in etcd:
+node0's key from revision 10 until revision 20 (its lease expired), node1's
+from revision 21 on. Boot time 1000 s is Unix time 1,800,000,000 s; the
+reads of the revision clock come every 50 ms. node0 issues ids (single and
+batches) from 1001 s to 1009 s, node1 from 1011 s on; revision 20 is
+committed at 1010.0 s, 21 at 1010.5 s.
+
+Prints "ok - ..." or "not ok - ..." per case; exits 1 if any case fails.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EPOCH_MS = 1735689600000  # 2025-01-01
+SKEW = 1800000000.0 - 1000.0  # CLOCK_REALTIME - CLOCK_BOOTTIME
+W = 5
+
+
+def snowflake(boot_s, seq, worker=W, clock_offset=0.0):
+    """The id a node whose clock is off by clock_offset issues at boot time boot_s."""
+    ms = int((boot_s + SKEW + clock_offset) * 1000) - EPOCH_MS
+    return (ms << 22) | (worker << 12) | seq
+
+
+def single(node, label, pid, sent, answered, i):
+    return "%.6f %.6f %s %s %s %d" % (sent, answered, node, label, pid, i)
+
+
+def batch(node, label, pid, sent, answered, first, n):
+    return "%.6f %.6f %s %s %s b%d+%d" % (sent, answered, node, label, pid, first, n)
+
+
+def base_run():
+    """Client lines of a run with no fault (by file), the polls, the events."""
+    clients = {"node0.1": [], "node0.batch": [], "node1.1": [], "node1.batch": []}
+    t = 1001.0
+    while t < 1009.0:  # node0: an id every 10 ms, a batch every 200 ms
+        clients["node0.1"].append(single("node0", "1", 100, t, t + 0.001, snowflake(t, 0)))
+        if int(round(t * 100)) % 20 == 0:
+            clients["node0.batch"].append(batch("node0", "batch1", 101, t + 0.002, t + 0.004,
+                                                snowflake(t + 0.002, 0), 4096))
+        t += 0.01
+    t = 1011.0
+    while t < 1019.0:
+        clients["node1.1"].append(single("node1", "1", 200, t, t + 0.001, snowflake(t, 0)))
+        if int(round(t * 100)) % 20 == 0:
+            clients["node1.batch"].append(batch("node1", "batch1", 201, t + 0.002, t + 0.004,
+                                                snowflake(t + 0.002, 0), 4096))
+        t += 0.01
+    polls = []
+    t = 999.0
+    while t < 1020.0:
+        rev = 10 if t < 1010.0 else 20 if t < 1010.5 else 21
+        polls.append("%.6f %.6f %d %.6f" % (t, t + 0.002, rev, SKEW))
+        t += 0.05
+    ident = "snowflake-node host=h port=5432 system_identifier=1 started_unix_ms=1 data_directory=/d%d"
+    events = ["10 put %d 111 %s" % (W, ident % 0), "20 del %d - -" % W, "21 put %d 222 %s" % (W, ident % 1)]
+    return clients, polls, events
+
+
+def run_checker(d, clients, polls, events, clocks=()):
+    files = []
+    for name, lines in clients.items():
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write("".join(x + "\n" for x in lines))
+        files.append(path)
+    for name, lines in (("polls", polls), ("events", events), ("clocks", clocks),
+                        ("nodes", ["node0 data_directory=/d0", "node1 data_directory=/d1"]), ("faults", [])):
+        with open(os.path.join(d, name), "w") as f:
+            f.write("".join(x + "\n" for x in lines))
+    out = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), "--t0", "%.6f" % (1000.0 + SKEW),
+                          "--faults", os.path.join(d, "faults"), "--clocks", os.path.join(d, "clocks"),
+                          "--polls", os.path.join(d, "polls"), "--events", os.path.join(d, "events"),
+                          "--coordinator", "etcd", "--nodes", os.path.join(d, "nodes"),
+                          "--epoch-ms", str(EPOCH_MS)] + files,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    return out.returncode, out.stdout
+
+
+def case_clean(c, p, e):
+    # With refusals (a SQLSTATE of digits too: never read as an id).
+    c["node0.1"].append("%.6f %.6f node0 1 100 E25006" % (1009.2, 1009.201))
+    c["node1.1"].append("%.6f %.6f node1 1 200 ESF003" % (1010.2, 1010.201))
+    c["node1.1"].append("%.6f %.6f node1 1 0 conn" % (1010.3, 1010.301))
+    return c, p, e, (), []
+
+
+def case_duplicate(c, p, e):
+    # node1's first call answers node0's largest id: a duplicate that no
+    # other check sees (the same value is not above it, and node1 held the
+    # id then). From a client of its own: two calls of one connection less
+    # than the fencing margin apart say that its node held the id between
+    # them, which would make node0's ids below it a violation too.
+    top = max(int(x.split()[5]) for x in c["node0.1"])
+    top = max([top] + [int(x.split()[5][1:].split("+")[0]) + 4095 for x in c["node0.batch"]])
+    c["node1.3"] = [batch("node1", "batch3", 203, 1010.9, 1010.91, top, 1)]
+    return c, p, e, (), ["not ok - duplicate ids: 1"]
+
+
+def case_stale_after_tenure(c, p, e):
+    # Issue 28's finding 3: node0's call, sent inside its tenure, is stopped
+    # after it checked the lease and resumes after node1 took worker id 5;
+    # its id carries the clock at the resume (1012.3 s), when node1 held the
+    # id. Unique, and node1 issued no id from 1011.9 s to 1013 s (so the
+    # check from id ranges cannot see it): only the coordinator's record can.
+    c["node1.1"] = [x for x in c["node1.1"] if not 1011.9 <= float(x.split()[0]) < 1013.0]
+    c["node1.batch"] = [x for x in c["node1.batch"] if not 1011.9 <= float(x.split()[0]) < 1013.0]
+    c["node0.1"].append(single("node0", "1", 100, 1009.5, 1012.3, snowflake(1012.3, 7)))
+    return c, p, e, (), ["not ok - one holder at a time (coordinator): 1 id(s)"]
+
+
+def case_delayed_answer(c, p, e):
+    # node0 issued the id inside its tenure (ms at 1009.8 s) and was stopped
+    # before it answered, until 1013 s: no violation.
+    c["node0.1"].append(single("node0", "1", 100, 1009.8, 1013.0, snowflake(1009.8, 9)))
+    return c, p, e, (), []
+
+
+def case_clock_ahead_logged(c, p, e):
+    # node0's clock is 2 s ahead from 1003 s to 1006 s (a clock_step fault,
+    # in the clock log): its ids then carry the clock it had; no violation.
+    # (Below node0's ids of 1005 s to 1008 s by value: the ids after the
+    # step back are below them, so only one call after the step is kept.)
+    c["node0.1"] = [x for x in c["node0.1"] if float(x.split()[0]) < 1003.0]
+    c["node0.batch"] = [x for x in c["node0.batch"] if float(x.split()[0]) < 1003.0]
+    c["node0.1"].append(single("node0", "1", 100, 1004.0, 1004.001, snowflake(1004.0, 0, clock_offset=2.0)))
+    clocks = ["%.6f %.6f node0 2.0" % (1003.0 + SKEW, 1003.001 + SKEW),
+              "%.6f %.6f node0 0.0" % (1006.0 + SKEW, 1006.001 + SKEW)]
+    return c, p, e, clocks, []
+
+
+def case_clock_ahead_unlogged(c, p, e):
+    # The same id without the clock log: an id 2 s ahead of its node's clock.
+    c, p, e, _, _ = case_clock_ahead_logged(c, p, e)
+    return c, p, e, (), ["not ok - no id ahead of its node's clock: 1 id(s)"]
+
+
+def case_inside_other_run(c, p, e):
+    # Issue 16's interleaving: an id of node0 between two ids node1 issued
+    # over one connection 10 ms apart (and after node0's tenure).
+    c["node0.1"].append(single("node0", "1", 100, 1009.0, 1015.005, snowflake(1015.005, 1)))
+    return c, p, e, (), ["not ok - one holder at a time (ids): 1 id(s)",
+                         "not ok - one holder at a time (coordinator): 1 id(s)"]
+
+
+def case_tenure_order(c, p, e):
+    # node1's first call (a client of its own, as above) answers an id below
+    # every id node0 answered before it was sent (below them all, so that it
+    # lies inside no run of node0).
+    c["node1.3"] = [single("node1", "3", 203, 1010.9, 1010.901, snowflake(1000.5, 5))]
+    return c, p, e, (), ["not ok - tenure order (an earlier holder's id above a later holder's id): 1 calls"]
+
+
+def case_no_record(c, p, e):
+    return c, [], e, (), ["not ok - one holder at a time (coordinator): the coordinator's record of tenures is"
+                          " missing"]
+
+
+def case_batch_order(c, p, e):
+    c["node1.batch"].append("%.6f %.6f node1 batch1 201 b%d+2,%d+2" % (
+        1017.5, 1017.51, snowflake(1017.5, 10), snowflake(1017.5, 2)))
+    return c, p, e, (), ["not ok - ids of one batch increase: 1 batch(es)"]
+
+
+CASES = [case_clean, case_duplicate, case_stale_after_tenure, case_delayed_answer, case_clock_ahead_logged,
+         case_clock_ahead_unlogged, case_inside_other_run, case_tenure_order, case_no_record, case_batch_order]
+
+
+def main():
+    # Terminated (run.sh's cleanup): the temporary directories go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    failed = 0
+    for case in CASES:
+        with tempfile.TemporaryDirectory(prefix="nemesis-check-test.") as d:
+            clients, polls, events, clocks, want = case(*base_run())
+            rc, out = run_checker(d, clients, polls, events, clocks)
+            bad = [line for line in out.split("\n") if line.startswith("not ok") and
+                   not line.startswith("not ok - nemesis:")]
+            problems = []
+            if (rc != 0) != bool(want):
+                problems.append("exit status %d" % rc)
+            for w in want:
+                if not any(line.startswith(w) for line in bad):
+                    problems.append("no line starting %r" % w)
+            for line in bad:
+                if not any(line.startswith(w) for w in want):
+                    problems.append("unexpected %r" % line)
+            name = case.__name__[len("case_"):]
+            if problems:
+                failed += 1
+                print("not ok - checker self-test %s: %s" % (name, "; ".join(problems)))
+                print("".join("#   " + line + "\n" for line in out.split("\n") if line))
+            else:
+                print("ok - checker self-test %s%s" % (name, ": reported" if want else ": no violation"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
