@@ -657,7 +657,8 @@ constexpr bool kQuick = false;
 constexpr int64_t kM = 1000;  // the starting word's millisecond
 constexpr int32_t kW = 3;     // the worker id in force
 
-std::vector<Start> starts() {
+// quick: the first class only, under AddressSanitizer (kQuick).
+std::vector<Start> starts(bool quick = kQuick) {
     std::vector<Start> s;
     for (int32_t seq : {0, 5, sc::kMaxSequence})
         for (int64_t dr : {-1, 0, 1}) {
@@ -667,7 +668,7 @@ std::vector<Start> starts() {
             s.push_back(st);
         }
     for (int32_t seq : {0, sc::kMaxSequence}) s.push_back(Start{"", sc::pack_position(kM, seq, kW), kM + 3, kM});
-    if (kQuick) s.resize(1);
+    if (quick) s.resize(1);
     return s;
 }
 
@@ -877,11 +878,13 @@ TEST(PositionCheck, LeasesThatChangeBesideTheTransitions) {
 TEST(PositionCheck, FindsANewLeasePublishedBeforeItsTenure) {
     const Script wrong{"a new lease's deadline before its tenure", new_lease(7, kM + 2, false), true, true};
     std::string found;
-    for (const Start& st : starts())
+    for (const Start& st : starts(false)) {  // every class, until one finds it
         for (const auto& callers : caller_sets()) {
             const Outcome o = check(make(st, wrong, callers, 1, 3, true));
             if (found.empty()) found = o.violation;
         }
+        if (!found.empty()) break;
+    }
     EXPECT_NE(found.find("after the lease had ended"), std::string::npos) << found;
 }
 
