@@ -438,9 +438,11 @@ case_5() {
     lib=$(record12_library) || { bail "5: the 1.2 record build of the library"; return; }
     P=$(pg_tmpdir)
     # dynamic_library_path: the postmaster preloads the 1.2 record build. Its
-    # SQL functions would load $libdir/snowflake (this version's library):
-    # the primary issues ids over HTTP only.
-    fault_init "$P" "${REPL_CONF[@]}" "dynamic_library_path = '$lib'" || { bail "5: primary initialised"; return; }
+    # SQL functions would load $libdir/snowflake (this version's library) up
+    # to PostgreSQL 17, the 1.2 build from 18 on (which strips "$libdir/" and
+    # searches the path): the primary issues ids over HTTP only. $libdir stays
+    # on the path for pg_walinspect, which PostgreSQL 18 looks up the same way.
+    fault_init "$P" "${REPL_CONF[@]}" "dynamic_library_path = '$lib:\$libdir'" || { bail "5: primary initialised"; return; }
     ft_set "$P" +2
     for try in 1 2 3; do
         port=$(free_tcp_port)
