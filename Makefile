@@ -33,39 +33,66 @@
 # programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean),
 # its man page into $(pg_config --mandir)/man1 and its bash completion into
 # $(pg_config --sharedir)/bash-completion.
+#
+# Our own targets (make test, make unit, make build/...) run one job per CPU
+# unless -j is given (make -j1 test for one); PGXS's all and install, and
+# builds under pg_buildext, get the -j they are given. Objects of the test
+# binaries and the inspector are built under build/obj (build/obj-sanitized for
+# ASan+UBSan) and, like the extension's, track the headers they include
+# (gcc -MMD): touching one source recompiles one object per build.
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
 DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake--1.0--1.1.sql snowflake--1.1--1.2.sql
 
+# The sources, one list per component; every build below takes its files from
+# these lists. A new source file goes into exactly one of them.
+#   the pure core (no PostgreSQL; in the extension, the inspector, every test binary)
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/handover.cpp src/core/etcd_schema.cpp \
             src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_limits.cpp \
             src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp src/core/text.cpp \
             src/core/backup.cpp src/core/position.cpp src/core/wal_record.cpp
+#   the glue (the extension only)
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
             src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
+#   the coordinator clients and the lease driver (the extension, build/etcd_client_tests)
 ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
 COORD_SRCS = src/coord/lease_driver.cpp
 ZK_SRCS = src/zk/coordinator.cpp
+#   the id inspector: its decisions (unit-tested) and its I/O
+INSPECT_SRCS = src/inspect/inspect.cpp
+INSPECT_MAIN = src/inspect/main.cpp
+#   the tests and the benchmark (in the source tree only; not in a VPATH build)
+UNIT_TEST_SRCS = $(sort $(wildcard test/unit/*.cpp))
+ETCD_TEST_SRCS = $(sort $(wildcard test/etcd/*.cpp))
+BENCH_SRCS     = bench/core_bench.cpp
+
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
 
-# The id inspector: its decisions in inspect.cpp (unit-tested), I/O in main.cpp.
-INSPECT_SRCS  = src/inspect/inspect.cpp
 SCRIPTS_built = build/snowflake-inspect
 
 PG_CONFIG ?= pg_config
 export PG_CONFIG
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 
-# PostgreSQL's headers as system headers, so that our warnings flags apply
-# to our code only.
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+# Our own targets (below): when make is asked for nothing else, warnings are
+# errors unless WERROR is given (make WERROR= unit), and it runs in parallel.
+OWN_GOALS := test installed unit unit-sanitize bench demo demo-cluster nemesis build/%
+ONLY_OWN_GOALS := $(if $(MAKECMDGOALS),$(if $(filter-out $(OWN_GOALS),$(MAKECMDGOALS)),,yes))
+ifeq ($(ONLY_OWN_GOALS),yes)
+WERROR     ?= -Werror
+endif
 WERROR     ?=
-PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra $(WERROR)
+
+# PostgreSQL's headers as system headers, so that our warnings flags apply
+# to our code only. -MMD -MP: each object's header dependencies, in a .d file
+# beside it (included below).
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CXXFLAGS = -std=c++17 -fno-exceptions -Wno-register -Wall -Wextra $(WERROR) -MMD -MP
 SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 
 # make installcheck: the preloaded pg_regress suites on a temporary instance
@@ -74,7 +101,9 @@ SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 REGRESS      = generator decode bad_input settings uuidv7
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.conf \
                --load-extension=snowflake
-EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id
+EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
+               build/unit_tests build/unit_tests_sanitized build/etcd_client_tests \
+               build/etcd_client_tests_sanitized build/core_bench
 
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
@@ -108,8 +137,14 @@ uninstall: uninstall-inspect-extras
 uninstall-inspect-extras:
 	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
 
-# PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp src/etcd/*.hpp src/coord/*.hpp src/zk/*.hpp)
+# The extension's objects: the headers each one includes, as the compiler
+# listed them (-MMD). An object without that list (not built yet, or built
+# by an older Makefile) depends on every header instead: PGXS's .SECONDARY
+# has make judge a missing object by its prerequisites alone.
+-include $(wildcard $(OBJS:.o=.d))
+ALL_HEADERS := $(wildcard $(addprefix $(srcdir)/,src/*/*.hpp src/*/*.h test/*/*.hpp))
+untracked = $(foreach o,$(1),$(if $(wildcard $(o:.o=.d)),,$(o)))
+$(call untracked,$(OBJS)): $(ALL_HEADERS)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 # /metrics names the library's version (snowflake_build_info).
@@ -120,77 +155,101 @@ src/pg/http_worker.o: snowflake.control
 # Everything below is ours, not PGXS's.
 
 BUILD    := build
+NPROC    := $(shell nproc 2>/dev/null || echo 1)
+
+# One job per CPU for our own targets (OWN_GOALS), when make is started by
+# hand (MAKELEVEL 0: a sub-make shares its parent's jobs) on nothing else, in
+# the source tree (not a VPATH build: pg_buildext is given its -j by
+# dpkg-buildpackage). A -j on the command line wins (make -j1 test).
+ifeq ($(ONLY_OWN_GOALS)$(MAKELEVEL)$(filter-out . ./,$(srcdir)),yes0)
+MAKEFLAGS += -j$(NPROC)
+endif
+
+# The builds of our binaries, each in a directory of its own objects:
+#   build/obj            -O2 -g: the inspector, the unit and client tests, core_bench
+#   build/obj-sanitized  -O1 under AddressSanitizer and UndefinedBehaviorSanitizer
+# Warnings are errors under WERROR=-Werror, the default for our own targets
+# (above); an object is compiled once for every binary that links it (make's
+# snowflake-inspect shares the core's objects with the tests).
+OWN_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -I$(patsubst %/,%,$(srcdir))/src
+SANITIZE     := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+DEPFLAGS     := -MMD -MP
+OBJ          := $(BUILD)/obj
+OBJ_SAN      := $(BUILD)/obj-sanitized
+# $(call objs,DIR,SRCS): the objects of SRCS in the build DIR.
+objs = $(patsubst %.cpp,$(1)/%.o,$(2))
+ALL_OWN_SRCS := $(CORE_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(INSPECT_SRCS) $(INSPECT_MAIN) \
+                $(UNIT_TEST_SRCS) $(ETCD_TEST_SRCS) $(BENCH_SRCS)
+# $(call deps,DIR,SRCS): their dependency files (-MMD), where they exist.
+deps = $(wildcard $(patsubst %.cpp,$(1)/%.d,$(2)))
+
+$(OBJ)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(OWN_CXXFLAGS) $(WERROR) $(COMPONENT_FLAGS) $(DEPFLAGS) -c -o $@ $<
+$(OBJ_SAN)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(OWN_CXXFLAGS) $(WERROR) $(SANITIZE) $(COMPONENT_FLAGS) $(DEPFLAGS) -c -o $@ $<
+-include $(call deps,$(OBJ),$(ALL_OWN_SRCS)) $(call deps,$(OBJ_SAN),$(ALL_OWN_SRCS))
+$(call untracked,$(call objs,$(OBJ),$(ALL_OWN_SRCS)) $(call objs,$(OBJ_SAN),$(ALL_OWN_SRCS))): $(ALL_HEADERS)
+
+# Flags of a component, in every build of it: the clients are built the way
+# the extension builds them (no exceptions; nlohmann-json without them).
+CLIENT_SRCS := $(ETCD_SRCS) $(COORD_SRCS) $(ZK_SRCS)
+$(call objs,$(OBJ),$(CLIENT_SRCS)) $(call objs,$(OBJ_SAN),$(CLIENT_SRCS)): \
+    COMPONENT_FLAGS := -fno-exceptions -DJSON_NOEXCEPTION
+# snowflake-inspect's version (inspect.cpp, --version) is the extension's.
+SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowflake.control)
+$(call objs,$(OBJ),$(INSPECT_SRCS)) $(call objs,$(OBJ_SAN),$(INSPECT_SRCS)): \
+    COMPONENT_FLAGS := -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"'
+$(call objs,$(OBJ),$(INSPECT_SRCS)) $(call objs,$(OBJ_SAN),$(INSPECT_SRCS)): snowflake.control
+# make builds the inspector: its objects too wait for the check of the build
+# dependencies.
+ifneq ($(filter all install,$(or $(MAKECMDGOALS),all)),)
+$(call objs,$(OBJ),$(INSPECT_MAIN) $(INSPECT_SRCS) $(CORE_SRCS)): | check-build-deps
+endif
+
 GTEST_LIBS := -lgtest -lgtest_main -pthread
-CORE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc
-UNIT_SRCS := $(wildcard test/unit/*.cpp)
+CLIENT_TEST_LIBS := $(GTEST_LIBS) -lcurl -lmicrohttpd
+# The link line: the objects (not the headers or files they depend on) and LIBS.
+link = $(CXX) $(1) -o $@ $(filter %.o,$^) $(2)
+
+# snowflake-inspect (installed for users: make builds it, make install installs it).
+$(BUILD)/snowflake-inspect: $(call objs,$(OBJ),$(INSPECT_MAIN) $(INSPECT_SRCS) $(CORE_SRCS))
+	$(call link,,)
+
+# Core and inspector unit tests: pure C++, no server.
+UNIT_TESTS_SRCS := $(UNIT_TEST_SRCS) $(CORE_SRCS) $(INSPECT_SRCS)
+$(BUILD)/unit_tests: $(call objs,$(OBJ),$(UNIT_TESTS_SRCS))
+	$(call link,,$(GTEST_LIBS))
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+$(BUILD)/unit_tests_sanitized: $(call objs,$(OBJ_SAN),$(UNIT_TESTS_SRCS))
+	$(call link,$(SANITIZE),$(GTEST_LIBS))
+
+# The etcd gateway client and the lease driver (src/etcd, src/coord), built
+# the way the extension builds its code (no exceptions), and their tests
+# against a real etcd (test/etcd_client.sh starts one) and a misbehaving fake
+# (libmicrohttpd).
+CLIENT_TESTS_SRCS := $(ETCD_TEST_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(CORE_SRCS)
+$(BUILD)/etcd_client_tests: $(call objs,$(OBJ),$(CLIENT_TESTS_SRCS))
+	$(call link,,$(CLIENT_TEST_LIBS))
+
+# The same under AddressSanitizer and UndefinedBehaviorSanitizer, on demand
+# (make build/etcd_client_tests_sanitized, then
+# ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
+# make test leaves it out.
+$(BUILD)/etcd_client_tests_sanitized: $(call objs,$(OBJ_SAN),$(CLIENT_TESTS_SRCS))
+	$(call link,$(SANITIZE),$(CLIENT_TEST_LIBS))
+
+# Google Benchmark of the core (bench/core_bench.cpp).
+$(BUILD)/core_bench: $(call objs,$(OBJ),$(BENCH_SRCS) $(CORE_SRCS))
+	$(call link,,-lbenchmark -pthread)
 
 .PHONY: deps installed unit unit-sanitize test demo demo-cluster bench test-matrix deb nemesis \
         installcheck-no-worker-id installcheck-no-preload
 
 deps:
 	@scripts/deps.sh
-
-# snowflake-inspect, built on the core; its version is the extension's.
-SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowflake.control)
-# Installed for users: warnings are errors only in the project's builds.
-INSPECT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra $(WERROR) -I$(srcdir)/src
-$(BUILD)/snowflake-inspect: src/inspect/main.cpp $(INSPECT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp) snowflake.control
-	@mkdir -p $(BUILD)
-	$(CXX) $(INSPECT_CXXFLAGS) -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"' -o $@ \
-	    $(filter %.cpp,$^)
-
-# Core and inspector unit tests: pure C++, no server.
-$(BUILD)/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) $(CORE_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
-
-# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-$(BUILD)/unit_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(wildcard src/core/*.hpp src/inspect/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) $(CORE_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	    -fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(INSPECT_SRCS) $(GTEST_LIBS)
-
-# The etcd gateway client and the lease driver (src/etcd), built the way the
-# extension builds its code (no exceptions), and their tests against a real
-# etcd (test/etcd_client.sh starts one) and a misbehaving fake (libmicrohttpd).
-ETCD_CXXFLAGS := $(CORE_CXXFLAGS) -fno-exceptions -DJSON_NOEXCEPTION
-ETCD_LIBS := -lcurl
-ETCD_TEST_SRCS := $(wildcard test/etcd/*.cpp)
-
-$(BUILD)/etcd_client.o: src/etcd/client.cpp src/etcd/client.hpp
-	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/client.cpp
-
-$(BUILD)/etcd_coordinator.o: src/etcd/coordinator.cpp $(wildcard src/etcd/*.hpp src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/etcd/coordinator.cpp
-
-$(BUILD)/coord_lease_driver.o: src/coord/lease_driver.cpp $(wildcard src/coord/*.hpp src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) -c -o $@ src/coord/lease_driver.cpp
-
-ETCD_OBJS := $(BUILD)/etcd_client.o $(BUILD)/etcd_coordinator.o $(BUILD)/coord_lease_driver.o
-
-$(BUILD)/etcd_client_tests: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_OBJS) \
-                            $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	$(CXX) $(CORE_CXXFLAGS) -o $@ $(ETCD_TEST_SRCS) $(ETCD_OBJS) $(CORE_SRCS) \
-	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
-
-# The same under AddressSanitizer and UndefinedBehaviorSanitizer, on demand
-# (make build/etcd_client_tests_sanitized, then
-# ETCD_CLIENT_TESTS=build/etcd_client_tests_sanitized test/etcd_client.sh):
-# it takes minutes to build, so make test leaves it out.
-SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-$(BUILD)/etcd_client_tests_sanitized: $(ETCD_TEST_SRCS) $(wildcard test/etcd/*.hpp) $(ETCD_SRCS) $(COORD_SRCS) \
-                                      $(wildcard src/etcd/*.hpp src/coord/*.hpp) $(CORE_SRCS) \
-                                      $(wildcard src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_client_sanitized.o src/etcd/client.cpp
-	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/etcd_coordinator_sanitized.o src/etcd/coordinator.cpp
-	$(CXX) $(ETCD_CXXFLAGS) $(SANITIZE) -c -o $(BUILD)/coord_lease_driver_sanitized.o src/coord/lease_driver.cpp
-	$(CXX) $(CORE_CXXFLAGS) $(SANITIZE) -o $@ $(ETCD_TEST_SRCS) $(BUILD)/etcd_client_sanitized.o \
-	    $(BUILD)/etcd_coordinator_sanitized.o $(BUILD)/coord_lease_driver_sanitized.o $(CORE_SRCS) \
-	    $(GTEST_LIBS) $(ETCD_LIBS) -lmicrohttpd
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
@@ -203,9 +262,21 @@ installed: deps
 	$(MAKE) all WERROR=-Werror
 	$(MAKE) install
 
-test: installed
-	$(MAKE) $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
-	test/run_all.sh
+# The scripts run without this make's job server (MAKEFLAGS, which they could
+# not use): a script that calls make (test/etcd_client.sh, bench/run.sh)
+# starts a make of its own.
+RUN_SCRIPT := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
+
+# make test: the extension and the test binaries built at once (in parallel),
+# installed, then every suite; the build's time is printed with the suites'
+# at the end (test/run_all.sh).
+TEST_BINARIES := $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
+test: deps
+	@mkdir -p $(BUILD) && date +%s >$(BUILD)/.test-build-start
+	$(MAKE) WERROR=-Werror all $(TEST_BINARIES)
+	$(MAKE) install
+	@$(RUN_SCRIPT) SNOWFLAKE_BUILD_SECONDS=$$(( $$(date +%s) - $$(cat $(BUILD)/.test-build-start) )) \
+	    test/run_all.sh
 
 # The nemesis suite, longer than make test's 2 minutes (docs/nemesis.md):
 # make nemesis DURATION=600 SEED=1234; COORDINATOR=zookeeper runs it against
@@ -214,7 +285,7 @@ DURATION ?= 600
 SEED ?=
 COORDINATOR ?= etcd
 nemesis: installed
-	COORDINATOR=$(COORDINATOR) DURATION=$(DURATION) SEED=$(SEED) test/nemesis/run.sh
+	$(RUN_SCRIPT) COORDINATOR=$(COORDINATOR) DURATION=$(DURATION) SEED=$(SEED) test/nemesis/run.sh
 
 # The other PostgreSQL versions, each in its own Debian chroot.
 test-matrix:
@@ -238,15 +309,10 @@ installcheck-no-worker-id: submake
 	    --dbname=$(CONTRIB_TESTDB) no_worker_id
 
 demo: installed
-	scripts/demo.sh
+	$(RUN_SCRIPT) scripts/demo.sh
 
 demo-cluster: installed
-	COORDINATOR=$(or $(COORDINATOR),etcd) scripts/demo_cluster.sh
+	$(RUN_SCRIPT) COORDINATOR=$(or $(COORDINATOR),etcd) scripts/demo_cluster.sh
 
 bench: installed
-	bench/run.sh
-
-# Google Benchmark of the core (bench/core_bench.cpp).
-$(BUILD)/core_bench: bench/core_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc -o $@ bench/core_bench.cpp $(CORE_SRCS) -lbenchmark -pthread
+	$(RUN_SCRIPT) bench/run.sh

@@ -24,7 +24,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK/snowflake-$upstream"
 # The source without build products or version control.
 tar -C "$SRC" --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.so' \
-    --exclude='*.bc' --exclude=./results --exclude='./tmp_check*' -cf - . \
+    --exclude='*.bc' --exclude='*.d' --exclude=./results --exclude='./tmp_check*' -cf - . \
     | tar -C "$WORK/snowflake-$upstream" -xf -
 
 cd "$WORK/snowflake-$upstream"

@@ -110,7 +110,7 @@ copy_source() {
     rm -rf "$dest"
     mkdir -p "$dest/build"
     tar -C "$SRC" --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.so' \
-        --exclude='*.bc' --exclude=./results --exclude='./tmp_check*' -cf - . | tar -C "$dest" -xf -
+        --exclude='*.bc' --exclude='*.d' --exclude=./results --exclude='./tmp_check*' -cf - . | tar -C "$dest" -xf -
 }
 
 # deb_test RELEASE DEB: install DEB into a throwaway clean chroot and use it.
