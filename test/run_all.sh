@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 SUITES=(
     "core unit tests|build/unit_tests --gtest_brief=1"
     "include graph|scripts/include-graph.py --quiet"
+    "clang-format|scripts/clang-format.sh"
     "core unit tests (ASan+UBSan)|env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/unit_tests_sanitized --gtest_brief=1"
     "pg_regress|test/regress.sh"
     "pgTAP|test/pgtap.sh"
