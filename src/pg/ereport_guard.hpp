@@ -2,7 +2,7 @@
 // the one place where the glue catches such an error instead of letting it
 // propagate, and turns it into plain data (CaughtError).
 //
-// The rule it serves (CONVENTIONS.md, "The C++/PostgreSQL boundary"): no
+// The rule it serves (CONTRIBUTING.md, "The C++/PostgreSQL boundary"): no
 // ereport(ERROR) jumps over a live C++ object with a destructor. The
 // function called must keep only plain data in its frames; the wrapper
 // itself keeps none, and the callable it is given must be trivially
