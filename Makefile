@@ -25,8 +25,8 @@
 #
 # PG_CONFIG is set here and only here (scripts and tests take it from the
 # environment): make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config ...
-# Warnings are errors in the project's own builds (make test, CI: WERROR=-Werror),
-# not in a user's plain `make install`.
+# Warnings are errors in the project's own builds (make test and our other
+# targets default to WERROR=-Werror), not in a user's plain `make install`.
 #
 # `make` also builds build/snowflake-inspect, the id inspector (src/inspect/),
 # and `make install` installs it into $(pg_config --bindir) beside the server
