@@ -36,6 +36,8 @@
 //   c.revoke(g.lease_id);
 #pragma once
 
+#include "encoding.hpp"  // base64_encode, base64_decode, prefix_range_end
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -174,12 +176,5 @@ private:
     void* easy_ = nullptr;   // CURL*, reused so connections are kept alive
     void* multi_ = nullptr;  // CURLM*, for polling the abort hook while waiting
 };
-
-// Exposed for tests.
-std::string base64_encode(const std::string& bytes) noexcept;
-bool base64_decode(const std::string& text, std::string* out) noexcept;
-// The range_end that selects every key starting with prefix ("\0" for all
-// keys when prefix is empty or all 0xff bytes).
-std::string prefix_range_end(const std::string& prefix) noexcept;
 
 }  // namespace snowflake::etcd

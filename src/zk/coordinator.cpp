@@ -1,6 +1,7 @@
 #include "coordinator.hpp"
 
 #include "../core/etcd_schema.hpp"
+#include "pending.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -17,29 +18,6 @@
 
 namespace snowflake::zk {
 
-// A request in flight. Owned by the waiting call while it waits; a call that
-// gives up (timeout, abort) marks it abandoned and its completion frees it
-// (the client runs every completion once, with ZCLOSING at the latest when
-// the handle is closed).
-struct ZkCoordinator::Pending {
-    bool done = false;
-    bool abandoned = false;
-    int rc = ZOK;
-    bool has_value = false;
-    std::string value;
-    bool has_stat = false;
-    struct Stat stat {};
-    std::vector<std::string> children;
-    // multi: its ops, their results, what the create and setData ops fill
-    // in (the client may use any of them until the completion has run).
-    zoo_op_t ops[2] = {};
-    zoo_op_result_t results[2] = {};
-    struct Stat set_stat {};
-    char created_path[512] = {};
-    std::string paths[2];
-    std::string data;
-};
-
 namespace {
 
 using Pending = ZkCoordinator::Pending;
@@ -48,49 +26,6 @@ int64_t mono_ms() noexcept {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
-}
-
-// Completions: record the answer, or free an abandoned request.
-bool finish(const void* data, int rc, Pending** out) {
-    auto* p = static_cast<Pending*>(const_cast<void*>(data));
-    if (p->abandoned) {
-        delete p;
-        return false;
-    }
-    p->done = true;
-    p->rc = rc;
-    *out = p;
-    return true;
-}
-
-void on_void(int rc, const void* data) {
-    Pending* p;
-    (void)finish(data, rc, &p);
-}
-
-void on_string(int rc, const char*, const void* data) {
-    Pending* p;
-    (void)finish(data, rc, &p);
-}
-
-void on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
-    Pending* p;
-    if (!finish(data, rc, &p)) return;
-    if (rc == ZOK) {
-        if (value != nullptr && len > 0) p->value.assign(value, static_cast<size_t>(len));
-        p->has_value = true;
-        if (stat != nullptr) {
-            p->stat = *stat;
-            p->has_stat = true;
-        }
-    }
-}
-
-void on_children(int rc, const struct String_vector* names, const void* data) {
-    Pending* p;
-    if (!finish(data, rc, &p)) return;
-    if (rc == ZOK && names != nullptr)
-        for (int32_t i = 0; i < names->count; i++) p->children.emplace_back(names->data[i]);
 }
 
 // The session is over (expired, or the handle unusable). ZSESSIONMOVED is

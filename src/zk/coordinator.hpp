@@ -97,7 +97,7 @@ public:
     // (-1: none), for a host that sleeps on it between turns.
     int socket(bool* want_write) noexcept;
 
-    struct Pending;  // one request in flight (zk.cpp)
+    struct Pending;  // one request in flight (pending.hpp)
 
 private:
     static void watcher(zhandle_t* zh, int type, int state, const char* path, void* ctx);
