@@ -4,7 +4,7 @@
 # minimum, to keep the suite short). COORDINATOR=zookeeper runs the same
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
-# cases 1 to 7, 10, 12, 15 and 16 run for both; 8, 9 and 11 drive etcd itself
+# cases 1 to 7, 10, 12 and 15 to 18 run for both; 8, 9 and 11 drive etcd itself
 # (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 and 14
 # drive ZooKeeper's client and run with ZooKeeper only.
 #
@@ -32,9 +32,13 @@
 #      the old worker id inside the new holder's range (issue 16)
 #   9  a backend stopped the same way while its node shuts down cleanly: no
 #      id above the exact mark handed over to etcd
-#  10  kill -9 of a node with a fixed leased id and a 60 s TTL, restarted on
-#      the same data directory: it revokes its previous run's lease and holds
-#      the id again long before that lease could expire
+#  10  kill -9 of a node's lease worker alone: the postmaster restarts it,
+#      the same instance, which revokes its earlier lease at once; then kill
+#      -9 of the node (a fixed leased id, a 10 s TTL), restarted on the same
+#      data directory (another instance, issue 28): it does not
+#      revoke its previous run's lease, which a clone's would look like; it
+#      refuses ids (SF003) naming both instances, and holds the id once that
+#      lease has expired, its ids above the previous run's
 #  11  etcd out of space (NOSPACE alarm, a 1-member etcd with a small quota):
 #      the etcd mark's writes fail, are retried with backoff and counted in
 #      lease_failures; /healthz says 503 SF003 when ids stop; both recover
@@ -74,6 +78,14 @@
 #      previous run's reservation but not its ids) issues 20,000 ids with no
 #      failover, then 50 inserts after a step back of 1 h all succeed under
 #      a backup worker id (issue 28)
+#  17  the worker key deleted and re-created by another client (issue 28;
+#      ZooKeeper: a znode of version 0 like the node's own, which its guard
+#      used to take for its own): the node's next mark write fails its guard,
+#      it drops the id and leases another; no duplicate id
+#  18  the fleet's settings (issue 28): the first node under a prefix records
+#      its snowflake.epoch in <prefix>/fleet; a node whose epoch differs
+#      leases nothing and refuses ids (SF003) naming both epochs, with a hint,
+#      in snowflake_stats and in the log
 #
 
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
@@ -122,6 +134,7 @@ coord_conf() {
 key_exists() { if is_zk; then zk_exists "$1"; else [ -n "$(etcd_ctl get --keys-only "$1" 2>/dev/null)" ]; fi; }
 key_value() { if is_zk; then zk_get "$1"; else etcd_ctl get --print-value-only "$1"; fi; }
 key_delete() { if is_zk; then zk_cli delete "$1" >/dev/null; else etcd_ctl del "$1" >/dev/null; fi; }
+key_create() { if is_zk; then zk_cli create "$1" "$2" >/dev/null; else etcd_ctl put "$1" "$2" >/dev/null; fi; }
 # A server/member that is not the leader (killing it must not interrupt clients).
 coord_follower() { if is_zk; then zk_follower; else etcd_follower; fi; }
 
@@ -192,7 +205,7 @@ for n in "$N1" "$N2" "$N3"; do
     check "1: its key names the node" key_exists "/snowflake/workers/$w"
 done
 like "1: the worker key's value names the node" "$(key_value "/snowflake/workers/$W1")" \
-    '^snowflake-node host=.* port=[0-9]+ system_identifier=[0-9]+ started_unix_ms=[0-9]+ data_directory=/.+$'
+    '^snowflake-node host=.* port=[0-9]+ system_identifier=[0-9]+ instance=[0-9a-f]{32} started_unix_ms=[0-9]+ data_directory=/.+ lease_ttl_ms=[0-9]+$'
 is "1: snowflake_stats names the coordinator" "$(stat_of "$N1" coordinator)" "$COORDINATOR"
 if is_zk; then want_session=$(printf '0x%x' "$(stat_of "$N1" lease_id)"); else want_session=$(stat_of "$N1" lease_id); fi
 is "1: ... and the lease (session) id as text" "$(stat_of "$N1" lease_session)" "$want_session"
@@ -466,6 +479,31 @@ stop_load "$L"
 cmp_num "12: ids were issued" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load12" | wc -l)" -gt 0
 is "12: no duplicate id, ids increase" \
     "$(awk '$2 ~ /^[0-9]+$/ { print $2 }' "$WORK/load12" | sort -c -n -u 2>&1 | wc -l)" 0
+
+# ---------------------------------------------------------------------------
+echo "# 17: the worker key deleted and re-created by another client: the node drops the id"
+W17=$(stat_of "$N1" worker_id)
+S17=$(stat_of "$N1" lease_session)
+: >"$WORK/load17"
+load "$N1" "$WORK/load17"; L=$LOAD_PID
+sleep 1
+key_delete "/snowflake/workers/$W17"
+key_create "/snowflake/workers/$W17" "made by hand"
+new_lease17() { held "$N1" && [ "$(stat_of "$N1" lease_session)" != "$S17" ]; }
+if wait_for "a new lease" 20 new_lease17; then
+    ok "17: the node drops worker id $W17 and holds another under a new lease ($(stat_of "$N1" lease_session))"
+else
+    not_ok "17: the node drops worker id $W17 and holds another under a new lease" \
+        "$(stat_of "$N1" "lease_state || ' ' || coalesce(lease_session, '') || ' ' || worker_id || ' ' || coalesce(lease_last_error, '')")"
+fi
+cmp_num "17: ... not the id whose key was made by hand" "$(stat_of "$N1" worker_id)" -ne "$W17"
+is "17: ... which the node left alone" "$(key_value "/snowflake/workers/$W17")" "made by hand"
+sleep 1
+stop_load "$L"
+key_delete "/snowflake/workers/$W17"
+cmp_num "17: ids were issued" "$(awk '$2 ~ /^[0-9]+$/' "$WORK/load17" | wc -l)" -gt 0
+is "17: no duplicate id, ids increase" \
+    "$(awk '$2 ~ /^[0-9]+$/ { print $2 }' "$WORK/load17" | sort -c -n -u 2>&1 | wc -l)" 0
 
 # stalled_call DIR APP: a session on DIR that waits 1.5 s, then asks for one
 # id (output in $WORK/APP.out, errors in $WORK/APP.err); sets CALL_PID (psql)
@@ -881,29 +919,63 @@ case9 /case9full full
 
 fi  # etcd only: cases 8 and 9
 # ---------------------------------------------------------------------------
-echo "# 10: a restart after kill -9 takes its own id back at once"
-R=$(node r "snowflake.lease_prefix = '/case10'" "snowflake.worker_id = 5" "snowflake.lease_ttl = 60")
+echo "# 10: a restart after kill -9 waits out its previous run's lease, never revoking it"
+R=$(node r "snowflake.lease_prefix = '/case10'" "snowflake.worker_id = 5" "snowflake.lease_ttl = 10")
 start "$R" && helpers "$R"
 wait_for "held" 15 held "$R" || not_ok "10: the node holds worker id 5" "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+# First the lease worker alone killed: the postmaster restarts its children,
+# and the new lease worker is the same instance (drawn by the postmaster),
+# whose earlier lease it revokes at once.
+L10=$(stat_of "$R" lease_id)
+if is_zk; then L10TEXT=$(printf '0x%x' "$L10"); else L10TEXT=$L10; fi
+off=$(log_size "$R")
+kill -9 "$(pgrep -P "$(pg_postmaster_pid "$R")" -f "snowflake worker id lease")"
+again10() { held "$R" && [ "$(stat_of "$R" lease_id)" != "$L10" ]; }
+if wait_for "held again" 8 again10; then
+    ok "10: the lease worker killed alone: the node holds worker id 5 again at once, under a new lease"
+else
+    not_ok "10: the lease worker killed alone: the node holds worker id 5 again within 8 s (TTL 10 s)" \
+        "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+like "10: ... having revoked its earlier lease, the same instance's" "$(log_since "$R" "$off")" \
+    "snowflake revoking lease $L10TEXT, an earlier lease of this run, which holds worker id 5"
 OLDLEASE=$(stat_of "$R" lease_id)
+OLDINST=$(key_value /case10/workers/5 | sed -n 's/.* instance=\([0-9a-f]*\) .*/\1/p')
+like "10: the worker key names the run's instance" "$OLDINST" '^[0-9a-f]{32}$'
+LAST10=$(pg_val "$R" "SELECT max(x) FROM snowflake_nextval_batch(100) x")
 kill -9 "$(pg_postmaster_pid "$R")"
+t_kill10=$(real_now)
 pg_reap "$R"
 check "10: the dead run's key still holds worker id 5" key_exists /case10/workers/5
 off=$(log_size "$R")
 start "$R"
-if wait_for "held" 30 held "$R"; then
-    ok "10: the restarted node holds worker id 5 again, well within the 60 s TTL of the dead run's lease"
+waiting10() { [[ "$(stat_of "$R" "coalesce(lease_last_error, '')" 2>/dev/null)" == *"held by another run of this node"* ]]; }
+if wait_for "waiting" 10 waiting10; then
+    ok "10: the restarted node waits: worker id 5 is held by another run of this node"
+    like "10: ... naming both instances" "$(stat_of "$R" lease_last_error)" \
+        "instance ${OLDINST:0:8} \\(started .*\\), this one is instance [0-9a-f]{8} \\(started"
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$R")"
+    is "10: ... and refuses ids meanwhile: SF003" "$state" SF003
 else
-    not_ok "10: the restarted node holds worker id 5 again within 30 s (TTL 60 s)" \
+    not_ok "10: the restarted node waits for worker id 5, held by another run of this node" \
         "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
 fi
-# The lease as the log prints it: etcd's in decimal, ZooKeeper's session id in hex.
-if is_zk; then OLDTEXT=$(printf '0x%x' "$OLDLEASE"); else OLDTEXT=$OLDLEASE; fi
-like "10: ... the log says it revoked its previous run's lease" "$(log_since "$R" "$off")" \
-    "revoking lease $OLDTEXT of this node's previous run, which holds worker id 5"
+if wait_for "held" 30 held "$R"; then
+    el=$(elapsed_since "$t_kill10")
+    ok "10: ... and holds worker id 5 again once that lease has expired ($el s after the kill)"
+    # The coordinator expires it TTL after its last renewal, at most a
+    # third (ZooKeeper: an eighth) of the TTL before the kill.
+    if fcmp "$el" '>=' 6; then ok "10: ... not before the lease could expire"; else not_ok "10: ... not before the lease could expire" "after $el s"; fi
+else
+    not_ok "10: the restarted node holds worker id 5 again within 30 s (TTL 10 s)" \
+        "$(stat_of "$R" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+log10=$(log_since "$R" "$off")
+if [[ "$log10" == *revoking* ]]; then not_ok "10: ... never revoking the previous run's lease" "$(grep revoking <<<"$log10")"; else ok "10: ... never revoking the previous run's lease"; fi
+like "10: ... the log says why it waited" "$log10" "snowflake waits for its worker id: worker id 5 is held by another run of this node"
 cmp_num "10: ... under a new lease" "$(stat_of "$R" lease_id)" -ne "$OLDLEASE"
-# Its first id waits out the etcd mark of its previous run (up to 7.5 s
-# ahead of the clock), never SF001.
+# Its first id waits out the mark of its previous run (up to 7.5 s ahead of
+# the clock, less what the wait took), never SF001.
 first10=""; seen10=""
 for _ in $(seq 1 400); do
     IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$R")"
@@ -912,8 +984,40 @@ for _ in $(seq 1 400); do
     sleep 0.05
 done
 like "10: ... its first id comes" "$first10" '^[0-9]+$'
+[ -n "$first10" ] && cmp_num "10: ... above the previous run's ids" "$first10" -gt "$LAST10"
 if [[ "$seen10" == *SF001* ]]; then not_ok "10: ... without SF001 on the way" "states:$seen10"; else ok "10: ... without SF001 on the way"; fi
 pg_stop "$R"
+
+# ---------------------------------------------------------------------------
+echo "# 18: the fleet's settings: a node whose snowflake.epoch differs does not lease"
+G1=$(node g1 "snowflake.lease_prefix = '/case18'")
+start "$G1" && helpers "$G1"
+wait_for "held" 15 held "$G1" || not_ok "18: the first node holds an id" "$(stat_of "$G1" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+is "18: the first node recorded its epoch (the default) in /case18/fleet" "$(key_value /case18/fleet)" \
+    "snowflake-fleet epoch_unix_us=1835689600000000"
+like "18: ... and said so in the log" "$(cat "$G1/server.log")" \
+    "snowflake recorded the fleet's settings in (etcd|ZooKeeper) at /case18/fleet: epoch 2025-01-01 00:00:00 UTC"
+G2=$(node g2 "snowflake.lease_prefix = '/case18'" "snowflake.epoch = '2024-01-01 00:00:00+00'")
+start "$G2" && helpers "$G2"
+refused18() { [[ "$(stat_of "$G2" "coalesce(lease_last_error, '')" 2>/dev/null)" == *"snowflake.epoch is"* ]]; }
+if wait_for "refused" 15 refused18; then
+    is "18: a node with another epoch holds no id" "$(stat_of "$G2" "lease_state || ' ' || coalesce(worker_id::text, 'none')")" "acquiring none"
+    is "18: ... its last error names both epochs" "$(stat_of "$G2" lease_last_error)" \
+        "this node's snowflake.epoch is 2024-01-01 00:00:00 UTC, the fleet's (in /case18/fleet) is 2025-01-01 00:00:00 UTC"
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$G2")"
+    is "18: ... ids are refused: SF003" "$state" SF003
+    is "18: ... message" "$msg" "this node's settings differ from its fleet's"
+    like "18: ... the detail names both epochs" "$detail" "snowflake.epoch is 2024-01-01 00:00:00 UTC, the fleet's \\(in /case18/fleet\\) is 2025-01-01 00:00:00 UTC"
+    like "18: ... the hint says what to do" "$(pg_psql "$G2" -c "SELECT snowflake_nextval()" 2>&1)" \
+        "HINT:  Set snowflake.epoch to the fleet's epoch"
+    like "18: ... and the log says it, with the hint" "$(cat "$G2/server.log")" \
+        "snowflake leases no worker id: this node's snowflake.epoch is 2024-01-01 00:00:00 UTC.*HINT:  Set snowflake.epoch"
+    is "18: ... the fleet's record is unchanged" "$(key_value /case18/fleet)" "snowflake-fleet epoch_unix_us=1835689600000000"
+else
+    not_ok "18: a node with another epoch refuses to lease" "$(stat_of "$G2" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+pg_stop "$G2"
+pg_stop "$G1"
 
 # ---------------------------------------------------------------------------
 if is_zk; then echo "# 11: etcd only (the NOSPACE alarm of etcd)"; else

@@ -301,7 +301,7 @@ case_5() {
     body=$(curl -s -m 10 "http://127.0.0.1:$port/metrics")
     like "5: expired: snowflake_lease_info says so" "$body" $'\n''snowflake_lease_info\{state="expired",lease_id="[0-9]*"\} 1'$'\n'
     like "5: ... snowflake_lease_last_error_info names a bounded reason" "$body" \
-        $'\n''snowflake_lease_last_error_info\{reason="(grant|list_workers|claim|read_mark|keepalive|revoke|held_by_other|previous_run|lease_gone|deadline_passed)"\} 1'$'\n'
+        $'\n''snowflake_lease_last_error_info\{reason="(grant|check_fleet|list_workers|claim|read_mark|keepalive|revoke|held_by_other|previous_run|clone|fleet_settings|lease_gone|deadline_passed)"\} 1'$'\n'
     is "5: ... and no label has the error's text" "$(grep -cE 'error="|etcd said|127\.0\.0\.1' <<<"$body")" 0
     like "5: the refused id counts under no_lease/SF003" "$body" \
         $'\n''snowflake_ids_refused_total\{cause="no_lease",sqlstate="SF003"\} [1-9]'

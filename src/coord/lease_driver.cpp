@@ -18,9 +18,10 @@ using core::kNsPerMs;
 }  // namespace
 
 LeaseDriver::LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg,
-                         std::unique_ptr<core::Coordinator> coordinator, std::string identity) noexcept
-    : host_(host), cfg_(cfg), identity_(std::move(identity)), coordinator_(std::move(coordinator)),
-      lease_(core::lease::start(cfg, host.boot_ns())) {
+                         std::unique_ptr<core::Coordinator> coordinator, core::NodeIdentity me,
+                         core::FleetSettings fleet) noexcept
+    : host_(host), cfg_(cfg), me_(std::move(me)), identity_(core::encode_node_identity(me_)), fleet_(fleet),
+      coordinator_(std::move(coordinator)), lease_(core::lease::start(cfg, host.boot_ns())) {
     cfg_.relayed_renewals = coordinator_->renewals_relayed();
     coordinator_->set_abort_hook(&LeaseDriver::should_abort, this);
 }
@@ -50,6 +51,9 @@ int64_t LeaseDriver::turn() noexcept {
                 fail(core::LeaseAction::Grant, r.status);
             break;
         }
+        case core::LeaseAction::CheckFleet:
+            check_fleet();
+            break;
         case core::LeaseAction::ListWorkers: {
             const core::CoordWorkers r = coordinator_->list_workers();
             if (!r.status.ok()) {
@@ -63,25 +67,27 @@ int64_t LeaseDriver::turn() noexcept {
             break;
         }
         case core::LeaseAction::Claim: {
-            const core::CoordClaim r = coordinator_->claim(lease_.candidate, identity_, lease_.lease_id);
-            if (!r.status.ok())
+            const core::CoordClaim r = coordinator_->claim(lease_.candidate, claim_value(), lease_.lease_id);
+            if (!r.status.ok()) {
                 fail(core::LeaseAction::Claim, r.status);  // SessionGone: the lease is gone
-            else if (r.claimed)
+            } else if (r.claimed) {
                 core::lease::on_claim_ok(lease_, cfg_, host_.boot_ns());
-            else
+            } else {
                 core::lease::on_claim_taken(lease_, cfg_, r.holder_value, r.holder_lease, host_.boot_ns(),
                                            identity_);
+                log_refusal();
+            }
             break;
         }
         case core::LeaseAction::ReadMark:
             read_mark();
             break;
         case core::LeaseAction::Revoke: {
-            // This node's previous run holds the id (core::same_node): the
-            // host's lock on its data proves that run dead.
+            // An earlier lease of this very instance holds the id
+            // (core::HolderKind::ThisRun): ours to end.
             char text[200];
             snprintf(text, sizeof(text),
-                     "snowflake revoking lease %s of this node's previous run, which holds worker id %d",
+                     "snowflake revoking lease %s, an earlier lease of this run, which holds worker id %d",
                      coordinator_->lease_text(lease_.revoke_lease).c_str(), lease_.candidate);
             host_.log(text, nullptr, nullptr);
             const core::CoordStatus st = coordinator_->release_other(lease_.revoke_lease, lease_.candidate);
@@ -164,6 +170,44 @@ void LeaseDriver::lease_gone() noexcept {
     drop_backup();
 }
 
+std::string LeaseDriver::claim_value() const noexcept {
+    core::NodeIdentity n = me_;
+    n.lease_ttl_ms = lease_.granted_ttl_ms;
+    return core::encode_node_identity(n);
+}
+
+// Compares this node's settings with the fleet's, recording ours first if
+// the fleet has none yet.
+void LeaseDriver::check_fleet() noexcept {
+    const core::CoordFleet r = coordinator_->ensure_fleet(core::encode_fleet_settings(fleet_));
+    if (!r.status.ok()) {
+        fail(core::LeaseAction::CheckFleet, r.status);
+        return;
+    }
+    std::string sentence;
+    const core::FleetCheck c = core::check_fleet_settings(r.value, fleet_, r.key, &sentence);
+    if (r.created) {
+        char text[400];
+        snprintf(text, sizeof(text), "snowflake recorded the fleet's settings in %s at %s: epoch %s",
+                 coordinator_->display_name(), r.key.c_str(), core::utc_text(fleet_.epoch_unix_us).c_str());
+        host_.log(text, nullptr, nullptr);
+    }
+    core::lease::on_fleet_checked(lease_, cfg_, c, sentence.c_str(), host_.boot_ns());
+    log_refusal();
+}
+
+void LeaseDriver::log_refusal() noexcept {
+    const core::LeaseError reason = lease_.last_error_reason;
+    const bool worth_a_line = reason == core::LeaseError::FleetSettings || reason == core::LeaseError::Clone ||
+                              (reason == core::LeaseError::PreviousRun && lease_.revoke_lease == 0);
+    if (!worth_a_line || logged_error_ == lease_.last_error) return;
+    logged_error_ = lease_.last_error;
+    const char* what = reason == core::LeaseError::PreviousRun ? "snowflake waits for its worker id: "
+                                                                : "snowflake leases no worker id: ";
+    const std::string text = what + std::string(lease_.last_error);
+    host_.log(text.c_str(), nullptr, core::lease::error_hint(reason));
+}
+
 void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexcept {
     core::lease::on_failure(lease_, cfg_, what, s.error.c_str(), host_.boot_ns());
     if (s.code == core::CoordCode::SessionGone) lease_gone();
@@ -227,12 +271,13 @@ void LeaseDriver::renew_mark() noexcept {
     int64_t revision = r.revision;
     if (!r.succeeded) {
         // A write of ours whose reply was lost may have moved the revision:
-        // with our claim of the key still in place (the guard held) and one
-        // of our own values there, it is ours; adopt it.
+        // written with our claim of the worker key (what only this node
+        // could have written) and holding one of our own values, it is ours;
+        // adopt it.
         core::Mark found;
-        const bool own_write = !r.guard_failed && r.found && core::decode_etcd_mark(r.current_value, &found) &&
-                               !found.clean &&
-                               std::find(unconfirmed_.begin(), unconfirmed_.end(), found.ms) != unconfirmed_.end();
+        const bool own_write = !r.guard_failed && r.found &&
+                               core::adopt_lost_write(r.current_ours, r.current_value, unconfirmed_.data(),
+                                                      unconfirmed_.size(), &found);
         if (!own_write) {
             // Someone else wrote the mark, or our claim of the worker key is
             // gone: the id is not ours any more. The lease is dropped on
@@ -341,7 +386,7 @@ void LeaseDriver::take_backup(const core::ClockReading& reading, int32_t avoid) 
         const int32_t candidate = core::choose_backup(w.taken, lease_.worker, tried);
         if (candidate < 0) break;
         core::taken_add(tried, candidate);
-        const core::CoordClaim c = coordinator_->claim(candidate, identity_, lease_.lease_id);
+        const core::CoordClaim c = coordinator_->claim(candidate, claim_value(), lease_.lease_id);
         if (!c.status.ok()) {
             snprintf(why, sizeof(why), "claiming worker id %d failed: %s", candidate, c.status.error.c_str());
             if (c.status.code == core::CoordCode::SessionGone) {

@@ -12,11 +12,15 @@
 // are another, over in-process state, against a real etcd.
 //
 // What a turn does:
-// - Acquire: grant a lease, choose an id (the static one, or the lowest free
-//   one; a random one among the lowest free after lost claims), claim
+// - Acquire: grant a lease, compare this node's settings with the fleet's
+//   (<prefix>/fleet, created with ours if absent: a node whose epoch differs
+//   claims nothing), choose an id (the static one, or the lowest free one; a
+//   random one among the lowest free after lost claims), claim
 //   <prefix>/workers/<id> in a transaction that succeeds only if the key does
-//   not exist (a key held by this node's previous run: revoke that lease and
-//   claim again), read <prefix>/marks/<id> and hand over
+//   not exist (a key held by an earlier lease of this very instance: revoke
+//   that lease and claim again; by another run with this node's name, its
+//   previous run or a clone: wait for the key to go with its lease), read
+//   <prefix>/marks/<id> and hand over
 //   (core::plan_handover: above that mark and above everything this node
 //   issued), then publish state Held.
 // - Keep: a keepalive every third of the TTL (ZooKeeper, whose renewals are
@@ -28,9 +32,10 @@
 //   written with a compare on its mod revision and on our claim of the worker
 //   key before ids in it are issued (the host publishes it only after the
 //   write is confirmed). A write whose reply was lost but that etcd applied
-//   is adopted (the compare finds one of our own unconfirmed values, our
-//   claim in place); any other change means the id is not ours: the lease is
-//   dropped, ids fenced (publish), and the lease revoked. Failed writes back
+//   is adopted (the coordinator finds the mark written with our claim of the
+//   worker key, holding one of our unconfirmed values: core::adopt_lost_write);
+//   any other change means the id is not ours: the lease is dropped, ids
+//   fenced (publish), and the lease revoked. Failed writes back
 //   off with the lease's retry delay and count in the lease's failures.
 // - shutdown(): stop and fence ids (publish), write the fenced millisecond to
 //   the etcd mark as the exact mark, revoke the lease; both calls together
@@ -62,6 +67,7 @@
 
 #include "../core/backup.hpp"
 #include "../core/coordinator.hpp"
+#include "../core/etcd_schema.hpp"
 #include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -159,10 +165,12 @@ public:
 
     // coordinator: etcd's or ZooKeeper's, with its endpoints, prefix and
     // timeouts; its abort hook is set to the driver's (host.stop_requested(),
-    // or the shutdown budget). identity: core::encode_node_identity() of
-    // this node, stored in the worker key.
+    // or the shutdown budget). me: this node's identity, with its instance
+    // (core::random_instance() of the host's strong random source, made at
+    // start), stored in the worker key with the lease's TTL. fleet: this
+    // node's settings, compared with <prefix>/fleet's.
     LeaseDriver(LeaseHost& host, const core::LeaseConfig& cfg, std::unique_ptr<core::Coordinator> coordinator,
-                std::string identity) noexcept;
+                core::NodeIdentity me, core::FleetSettings fleet) noexcept;
     LeaseDriver(const LeaseDriver&) = delete;
     LeaseDriver& operator=(const LeaseDriver&) = delete;
 
@@ -184,6 +192,12 @@ public:
 private:
     static bool should_abort(void* self) noexcept;
     void fail(core::LeaseAction what, const core::CoordStatus& s) noexcept;
+    void check_fleet() noexcept;
+    // The worker key's value: the identity with the lease's granted TTL.
+    std::string claim_value() const noexcept;
+    // Logs last_error once when it is a refusal the operator must act on
+    // (a clone, the fleet's settings) or another run's lease waited out.
+    void log_refusal() noexcept;
     void lease_gone() noexcept;
     void read_mark() noexcept;
     void renew_mark() noexcept;
@@ -197,7 +211,10 @@ private:
 
     LeaseHost& host_;
     core::LeaseConfig cfg_;
-    std::string identity_;
+    core::NodeIdentity me_;
+    std::string identity_;  // me_ as text (without a TTL)
+    core::FleetSettings fleet_;
+    std::string logged_error_;  // last_error as last logged by log_refusal()
     // Non-zero during shutdown(): calls are abandoned at this boot time
     // instead of at host_.stop_requested().
     int64_t budget_deadline_ns_ = 0;

@@ -20,11 +20,18 @@
 //                revision only needs to change with every write (etcd: mod
 //                revision; ZooKeeper: version + 1).
 //   write_mark   set the mark only if its revision is the expected one and
-//                the worker key is still held in our lease (the guard);
-//                otherwise read it
+//                the worker key is still held in our lease (the guard: etcd,
+//                the key's lease; ZooKeeper, the znode's ephemeralOwner),
+//                stamping the worker key in the same transaction (etcd: its
+//                mod revision; ZooKeeper: its mzxid), so that a mark written
+//                with our claim is told from one that only holds an equal
+//                value; otherwise read the mark and the worker key
+//   ensure_fleet <prefix>/fleet, persistent: created with our settings if
+//                absent, else read (core/etcd_schema.hpp)
 //   release      end our own lease (its worker key goes at once)
-//   release_other  free a worker key held by another lease of this very node
-//                (its previous run, proven dead by the data directory lock)
+//   release_other  free a worker key held by another lease of this very
+//                instance (an earlier lease of this run: core::HolderKind::
+//                ThisRun), only if that lease still holds it
 //   unclaim      delete one worker key of our own lease, keeping the lease
 //                and its other keys (a backup worker id given back: a lease
 //                may hold two, see core/backup.hpp)
@@ -91,6 +98,17 @@ struct CoordMarkWrite {
     bool found = false;
     std::string current_value;
     int64_t current_revision = 0;
+    // !succeeded, the guard held: the mark as it is now was written in the
+    // same transaction as the last stamp of our worker key, so by a write of
+    // ours in this lease (one whose answer was lost): core::adopt_lost_write.
+    bool current_ours = false;
+};
+
+struct CoordFleet {
+    CoordStatus status;
+    std::string key;       // the key's name, for messages
+    bool created = false;  // our settings were recorded (the key was absent)
+    std::string value;     // the settings recorded (ours when created)
 };
 
 class Coordinator {
@@ -128,6 +146,7 @@ public:
     virtual CoordMarkRead read_mark(int32_t worker) noexcept = 0;
     virtual CoordMarkWrite write_mark(int32_t worker, const std::string& value, int64_t expected_revision,
                                       int64_t lease_id) noexcept = 0;
+    virtual CoordFleet ensure_fleet(const std::string& value) noexcept = 0;
 
 protected:
     Coordinator() = default;

@@ -1,4 +1,5 @@
-// The etcd key and value schema and the node identity; see etcd_schema.hpp.
+// The key and value schema, the node identity and the fleet's settings;
+// see etcd_schema.hpp.
 #include "etcd_schema.hpp"
 
 #include "ascii.hpp"
@@ -51,6 +52,8 @@ std::string mark_key(std::string_view prefix, int32_t worker) noexcept {
     return std::string(prefix) + "/marks/" + std::to_string(worker);
 }
 
+std::string fleet_key(std::string_view prefix) noexcept { return std::string(prefix) + "/fleet"; }
+
 int32_t parse_worker_key(std::string_view prefix, std::string_view key) noexcept {
     const std::string head = workers_prefix(prefix);
     if (key.size() <= head.size() || key.substr(0, head.size()) != head) return -1;
@@ -86,29 +89,19 @@ bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept {
 namespace {
 
 constexpr std::string_view kIdentityTag = "snowflake-node";
+constexpr std::string_view kFleetTag = "snowflake-fleet";
 
-}  // namespace
-
-std::string encode_node_identity(const NodeIdentity& n) noexcept {
-    std::string host;
-    for (char c : n.host.substr(0, 255)) host += (c <= 0x20 || c >= 0x7f) ? '_' : c;
-    if (host.empty()) host = "unknown";
-    std::string dir;
-    for (char c : n.data_directory.substr(0, 1024)) dir += (c <= 0x20 || c >= 0x7f) ? '_' : c;
-    return std::string(kIdentityTag) + " host=" + host + " port=" + std::to_string(n.port) +
-           " system_identifier=" + std::to_string(n.system_identifier) +
-           " started_unix_ms=" + std::to_string(n.started_unix_ms) +
-           (dir.empty() ? std::string() : " data_directory=" + dir);
+std::string sanitized(const std::string& s, size_t max_len) {
+    std::string out;
+    for (char c : s.substr(0, max_len)) out += (c <= 0x20 || c >= 0x7f) ? '_' : c;
+    return out;
 }
 
-bool same_node(const NodeIdentity& a, const NodeIdentity& b) noexcept {
-    return !a.data_directory.empty() && a.data_directory == b.data_directory && a.host == b.host &&
-           a.port == b.port && a.system_identifier == b.system_identifier;
-}
-
-bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
-    NodeIdentity n;
-    bool have_host = false, have_port = false, have_sysid = false, have_started = false;
+// The "<tag> key=value key=value" lines of identities and fleet settings:
+// calls field(key, value) for each field; false for a line that is not one
+// of tag, or for a field that field() refuses.
+template <class Field>
+bool read_fields(std::string_view text, std::string_view tag, Field field) {
     size_t pos = 0;
     bool first = true;
     while (pos <= text.size()) {
@@ -121,13 +114,54 @@ bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
             return false;  // two spaces in a row, or a leading space
         }
         if (first) {
-            if (tok != kIdentityTag) return false;
+            if (tok != tag) return false;
             first = false;
             continue;
         }
         const size_t eq = tok.find('=');
         if (eq == std::string_view::npos || eq == 0) return false;
-        const std::string_view key = tok.substr(0, eq), value = tok.substr(eq + 1);
+        if (!field(tok.substr(0, eq), tok.substr(eq + 1))) return false;
+    }
+    return !first;
+}
+
+}  // namespace
+
+std::string random_instance(const unsigned char (&random)[16]) noexcept {
+    static const char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : random) {
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+    }
+    return out;
+}
+
+std::string encode_node_identity(const NodeIdentity& n) noexcept {
+    std::string host = sanitized(n.host, 255);
+    if (host.empty()) host = "unknown";
+    const std::string dir = sanitized(n.data_directory, 1024);
+    const std::string instance = sanitized(n.instance, 64);
+    return std::string(kIdentityTag) + " host=" + host + " port=" + std::to_string(n.port) +
+           " system_identifier=" + std::to_string(n.system_identifier) +
+           (instance.empty() ? std::string() : " instance=" + instance) +
+           " started_unix_ms=" + std::to_string(n.started_unix_ms) +
+           (dir.empty() ? std::string() : " data_directory=" + dir) +
+           (n.lease_ttl_ms > 0 ? " lease_ttl_ms=" + std::to_string(n.lease_ttl_ms) : std::string());
+}
+
+HolderKind classify_holder(const NodeIdentity& holder, const NodeIdentity& me) noexcept {
+    if (holder.system_identifier != me.system_identifier) return HolderKind::Other;
+    if (!me.instance.empty() && holder.instance == me.instance) return HolderKind::ThisRun;
+    const bool same_name = !me.data_directory.empty() && holder.data_directory == me.data_directory &&
+                           holder.host == me.host && holder.port == me.port;
+    return same_name ? HolderKind::SameName : HolderKind::Other;
+}
+
+bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
+    NodeIdentity n;
+    bool have_host = false, have_port = false, have_sysid = false, have_started = false;
+    const bool read = read_fields(text, kIdentityTag, [&](std::string_view key, std::string_view value) {
         int64_t v = 0;
         if (key == "host") {
             if (have_host || value.empty()) return false;
@@ -146,25 +180,99 @@ bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
         } else if (key == "data_directory") {
             if (!n.data_directory.empty() || value.empty()) return false;
             n.data_directory = std::string(value);
+        } else if (key == "instance") {
+            if (!n.instance.empty() || value.empty()) return false;
+            n.instance = std::string(value);
+        } else if (key == "lease_ttl_ms") {
+            if (n.lease_ttl_ms != 0 || !parse_i64(value, &v) || v <= 0) return false;
+            n.lease_ttl_ms = v;
         }
         // Other fields: written by a later version; ignored.
-    }
-    if (first || !have_host || !have_port || !have_sysid || !have_started) return false;
+        return true;
+    });
+    if (!read || !have_host || !have_port || !have_sysid || !have_started) return false;
     if (out != nullptr) *out = std::move(n);
     return true;
 }
+
+namespace {
+
+std::string started_text(int64_t unix_ms) {
+    const UtcTime t = utc_from_unix_ms(unix_ms);
+    char when[64];
+    std::snprintf(when, sizeof when, "%04lld-%02d-%02d %02d:%02d:%02d UTC", static_cast<long long>(t.date.year),
+                  t.date.month, t.date.day, t.hour, t.minute, t.second);
+    return when;
+}
+
+}  // namespace
 
 std::string describe_holder(std::string_view value) noexcept {
     NodeIdentity n;
     if (!decode_node_identity(value, &n)) {
         return "a holder that is not a snowflake node (its key holds \"" + printable(value, 80) + "\")";
     }
-    const UtcTime t = utc_from_unix_ms(n.started_unix_ms);
-    char when[64];
-    std::snprintf(when, sizeof when, "%04lld-%02d-%02d %02d:%02d:%02d UTC", static_cast<long long>(t.date.year),
-                  t.date.month, t.date.day, t.hour, t.minute, t.second);
-    return "host " + printable(n.host, 255) + " port " + std::to_string(n.port) +
-           " (system identifier " + std::to_string(n.system_identifier) + ", started " + when + ")";
+    return "host " + printable(n.host, 255) + " port " + std::to_string(n.port) + " (system identifier " +
+           std::to_string(n.system_identifier) + ", started " + started_text(n.started_unix_ms) + ")";
+}
+
+std::string describe_instance(const NodeIdentity& n) noexcept {
+    return (n.instance.empty() ? std::string("instance (none recorded)")
+                               : "instance " + printable(std::string_view(n.instance).substr(0, 8), 8)) +
+           " (started " + started_text(n.started_unix_ms) + ")";
+}
+
+std::string utc_text(int64_t unix_us) noexcept {
+    const UtcTime t = utc_from_unix_us(unix_us);
+    char text[80];
+    if (t.micros != 0)
+        std::snprintf(text, sizeof text, "%04lld-%02d-%02d %02d:%02d:%02d.%06d UTC",
+                      static_cast<long long>(t.date.year), t.date.month, t.date.day, t.hour, t.minute, t.second,
+                      t.micros);
+    else
+        std::snprintf(text, sizeof text, "%04lld-%02d-%02d %02d:%02d:%02d UTC",
+                      static_cast<long long>(t.date.year), t.date.month, t.date.day, t.hour, t.minute, t.second);
+    return text;
+}
+
+// ---------------------------------------------------------------------------
+// The fleet's settings
+
+std::string encode_fleet_settings(const FleetSettings& f) noexcept {
+    return std::string(kFleetTag) + " epoch_unix_us=" + std::to_string(f.epoch_unix_us);
+}
+
+FleetCheck check_fleet_settings(std::string_view recorded, const FleetSettings& mine, std::string_view key,
+                                std::string* sentence) noexcept {
+    FleetSettings theirs;
+    bool have_epoch = false;
+    std::string unknown;
+    const bool read = read_fields(recorded, kFleetTag, [&](std::string_view k, std::string_view value) {
+        if (k == "epoch_unix_us") {
+            if (have_epoch || !parse_i64(value, &theirs.epoch_unix_us)) return false;
+            have_epoch = true;
+        } else if (unknown.empty()) {
+            unknown = std::string(k);
+        }
+        return true;
+    });
+    std::string why;
+    FleetCheck result = FleetCheck::Agree;
+    if (!read || !have_epoch) {
+        result = FleetCheck::Unreadable;
+        why = "the fleet's settings in " + std::string(key) + " are not settings this version can read (\"" +
+              printable(recorded, 60) + "\")";
+    } else if (!unknown.empty()) {
+        result = FleetCheck::Unreadable;
+        why = "the fleet's settings in " + std::string(key) + " record " + printable(unknown, 40) +
+              ", a setting this version does not know";
+    } else if (theirs.epoch_unix_us != mine.epoch_unix_us) {
+        result = FleetCheck::Differ;
+        why = "this node's snowflake.epoch is " + utc_text(mine.epoch_unix_us) + ", the fleet's (in " +
+              std::string(key) + ") is " + utc_text(theirs.epoch_unix_us);
+    }
+    if (result != FleetCheck::Agree && sentence != nullptr) *sentence = why;
+    return result;
 }
 
 }  // namespace snowflake::core

@@ -1,13 +1,15 @@
 // The lease state machine; see lease.hpp.
 #include "lease.hpp"
 
-#include "etcd_schema.hpp"  // the holder of a worker key: same_node, describe_holder
+#include "ascii.hpp"
+#include "etcd_schema.hpp"  // the holder of a worker key: classify_holder, describe_holder
 #include "time.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace snowflake::core {
 
@@ -122,6 +124,7 @@ const char* lease::action_name(LeaseAction a) noexcept {
     switch (a) {
         case LeaseAction::Wait: return "wait";
         case LeaseAction::Grant: return "grant";
+        case LeaseAction::CheckFleet: return "check fleet";
         case LeaseAction::ListWorkers: return "list workers";
         case LeaseAction::Claim: return "claim";
         case LeaseAction::ReadMark: return "read mark";
@@ -135,6 +138,7 @@ const char* lease::error_name(LeaseError e) noexcept {
     switch (e) {
         case LeaseError::None: return "none";
         case LeaseError::Grant: return "grant";
+        case LeaseError::CheckFleet: return "check_fleet";
         case LeaseError::ListWorkers: return "list_workers";
         case LeaseError::Claim: return "claim";
         case LeaseError::ReadMark: return "read_mark";
@@ -142,15 +146,33 @@ const char* lease::error_name(LeaseError e) noexcept {
         case LeaseError::Revoke: return "revoke";
         case LeaseError::HeldByOther: return "held_by_other";
         case LeaseError::PreviousRun: return "previous_run";
+        case LeaseError::Clone: return "clone";
+        case LeaseError::FleetSettings: return "fleet_settings";
         case LeaseError::LeaseGone: return "lease_gone";
         case LeaseError::DeadlinePassed: return "deadline_passed";
     }
     return "unknown";
 }
 
+const char* lease::error_hint(LeaseError e) noexcept {
+    switch (e) {
+        case LeaseError::Clone:
+            return "Two servers run from copies of one data directory with the same host name, port and path "
+                   "(a cloned VM, a container with a copied data directory): give each copy its own "
+                   "snowflake.worker_id (or leave it unset), or stop one of them.";
+        case LeaseError::FleetSettings:
+            return "Set snowflake.epoch to the fleet's epoch, as on every other node under this "
+                   "snowflake.lease_prefix, and restart the server: nodes with different epochs issue "
+                   "the same ids. A fleet that moves to another epoch moves to a new snowflake.lease_prefix "
+                   "(its marks are in the old epoch's milliseconds).";
+        default: return nullptr;
+    }
+}
+
 static LeaseError error_of(LeaseAction a) {
     switch (a) {
         case LeaseAction::Grant: return LeaseError::Grant;
+        case LeaseAction::CheckFleet: return LeaseError::CheckFleet;
         case LeaseAction::ListWorkers: return LeaseError::ListWorkers;
         case LeaseAction::Claim: return LeaseError::Claim;
         case LeaseAction::ReadMark: return LeaseError::ReadMark;
@@ -181,7 +203,6 @@ int64_t lease::retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noex
 }
 
 LeaseStep lease::next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
-    (void)cfg;
     LeaseStep s;
     if (l.state == LeaseState::Static) {
         s.at_ns = kNever;
@@ -209,6 +230,8 @@ LeaseStep lease::next_step(const Lease& l, const LeaseConfig& cfg, int64_t now_n
     s.at_ns = now_ns;
     if (l.lease_id == 0) {
         s.action = LeaseAction::Grant;
+    } else if (cfg.check_fleet && !l.fleet_checked) {
+        s.action = LeaseAction::CheckFleet;
     } else if (l.revoke_lease != 0) {
         s.action = LeaseAction::Revoke;
     } else if (l.worker >= 0) {
@@ -251,6 +274,7 @@ void lease::on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int6
     l.granted_ttl_ms = granted_ttl_ms > 0 ? granted_ttl_ms : 0;
     l.worker = -1;
     l.mark_read = false;
+    l.fleet_checked = false;
     reset_candidate(l, cfg);
     // A new lease (session): the service started counting it itself.
     l.confirmed_send_ns = send_ns;
@@ -297,6 +321,21 @@ int32_t lease::choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& t
     return l.candidate;
 }
 
+void lease::on_fleet_checked(Lease& l, const LeaseConfig& cfg, FleetCheck result, const char* sentence,
+                             int64_t now_ns) noexcept {
+    if (l.lease_id == 0) return;
+    if (result == FleetCheck::Agree) {
+        l.fleet_checked = true;
+        l.consecutive_failures = 0;
+        l.retry_at_ns = now_ns;
+        return;
+    }
+    l.failures++;
+    if (l.consecutive_failures < std::numeric_limits<int32_t>::max()) l.consecutive_failures++;
+    set_error(l, LeaseError::FleetSettings, sentence);
+    l.retry_at_ns = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+}
+
 void lease::on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept {
     (void)cfg;
     l.worker = l.candidate;
@@ -304,8 +343,50 @@ void lease::on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexce
     l.contention = 0;
     l.consecutive_failures = 0;
     l.taken_by_other = false;
+    l.same_name_lease = 0;
     l.retry_at_ns = now_ns;
 }
+
+namespace {
+
+// A static id held by another run with this node's name (see
+// lease::on_claim_taken): left to its lease's expiry, the claim tried again
+// soon; a live clone once the same lease kept it well past its TTL.
+void held_by_same_name(Lease& l, const LeaseConfig& cfg, const NodeIdentity& holder, const NodeIdentity& me,
+                       int64_t holder_lease, int64_t now_ns) {
+    if (l.same_name_lease != holder_lease || holder_lease == 0) {
+        l.same_name_lease = holder_lease;
+        l.same_name_seen_ns = now_ns;
+        l.same_name_ttl_ms = holder.lease_ttl_ms > 0 ? holder.lease_ttl_ms : int64_t{kMaxLeaseTtlS} * 1000;
+    }
+    const int64_t ttl = std::min<int64_t>(l.same_name_ttl_ms, int64_t{3600} * 1000);
+    const int64_t verdict_ns = add_sat(l.same_name_seen_ns,
+                                       (ttl + std::max(lease::kCloneVerdictMinMs, ttl / 2)) * kNsPerMs);
+    const bool live = holder_lease != 0 && now_ns >= verdict_ns;
+    l.taken_by_other = true;
+    l.failures++;
+    if (l.consecutive_failures < std::numeric_limits<int32_t>::max()) l.consecutive_failures++;
+    const std::string theirs = describe_instance(holder), mine = describe_instance(me);
+    const std::string name = printable(holder.host, 40) + " port " + std::to_string(holder.port);
+    char text[kLeaseErrorSize];
+    if (live) {
+        std::snprintf(text, sizeof text,
+                      "worker id %d is held by a live clone of this node (host %s): %s renews its lease; "
+                      "this node is %s",
+                      static_cast<int>(l.candidate), name.c_str(), theirs.c_str(), mine.c_str());
+        set_error(l, LeaseError::Clone, text);
+        l.retry_at_ns = add_sat(now_ns, lease::retry_delay_ns(l.consecutive_failures, ttl_ms_of(l, cfg)));
+        return;
+    }
+    std::snprintf(text, sizeof text,
+                  "worker id %d is held by another run of this node (host %s): %s, this one is %s; "
+                  "a previous run's lease is left to expire",
+                  static_cast<int>(l.candidate), name.c_str(), theirs.c_str(), mine.c_str());
+    set_error(l, LeaseError::PreviousRun, text);
+    l.retry_at_ns = add_sat(now_ns, std::min<int64_t>(1000, ttl_ms_of(l, cfg) / 4) * kNsPerMs);
+}
+
+}  // namespace
 
 void lease::on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
                           int64_t holder_lease, int64_t now_ns, std::string_view own_identity) noexcept {
@@ -315,15 +396,21 @@ void lease::on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view ho
     }
     const int32_t tried = l.candidate;
     NodeIdentity holder, me;
-    if (holder_lease != 0 && decode_node_identity(holder_text, &holder) &&
-        decode_node_identity(own_identity, &me) && same_node(holder, me)) {
+    const HolderKind kind = decode_node_identity(holder_text, &holder) && decode_node_identity(own_identity, &me)
+                                ? classify_holder(holder, me)
+                                : HolderKind::Other;
+    if (kind == HolderKind::ThisRun && holder_lease != 0) {
         char text[kLeaseErrorSize];
         std::snprintf(text, sizeof text,
-                      "worker id %d is held by this node's previous run (lease %lld): revoking that lease",
+                      "worker id %d is held by an earlier lease of this run (lease %lld): revoking that lease",
                       static_cast<int>(tried), static_cast<long long>(holder_lease));
         set_error(l, LeaseError::PreviousRun, text);
         l.revoke_lease = holder_lease;
         l.retry_at_ns = now_ns;
+        return;
+    }
+    if (kind == HolderKind::SameName && cfg.static_worker >= 0) {
+        held_by_same_name(l, cfg, holder, me, holder_lease, now_ns);
         return;
     }
     if (cfg.static_worker >= 0) {
@@ -414,6 +501,16 @@ void lease::on_failure(Lease& l, const LeaseConfig& cfg, LeaseAction what, const
 }
 
 void lease::on_shutdown(Lease& l) noexcept { l.stopping = true; }
+
+bool adopt_lost_write(bool current_ours, std::string_view current_value, const int64_t* unconfirmed, size_t n,
+                      Mark* out) noexcept {
+    Mark found;
+    if (!current_ours || !decode_etcd_mark(current_value, &found) || found.clean) return false;
+    if (unconfirmed == nullptr || std::find(unconfirmed, unconfirmed + n, found.ms) == unconfirmed + n)
+        return false;
+    *out = found;
+    return true;
+}
 
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept {
     ShutdownPlan p;

@@ -55,7 +55,9 @@
 
 #include "pure.hpp"
 
+#include "etcd_schema.hpp"
 #include "layout.hpp"
+#include "mark.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +80,9 @@ struct LeaseConfig {
     // (ZooKeeper: see "Relayed renewals" below); false for etcd, whose
     // leader renews the lease when the keepalive reaches it.
     bool relayed_renewals = false;
+    // Each new lease compares this node's settings with the fleet's
+    // (<prefix>/fleet, etcd_schema.hpp) before it claims an id.
+    bool check_fleet = true;
 };
 
 // Relayed renewals. A ZooKeeper follower answers a renewal (a request that
@@ -118,6 +123,7 @@ enum class LeaseState {
 enum class LeaseAction {
     Wait,         // nothing to do before at_ns
     Grant,        // client.grant(ttl)
+    CheckFleet,   // client.ensure_fleet(<prefix>/fleet), then check_fleet_settings()
     ListWorkers,  // client.range(<prefix>/workers/), then lease::choose_worker()
     Claim,        // client.claim(<prefix>/workers/<candidate>, identity, lease_id)
     ReadMark,     // client.get(<prefix>/marks/<worker>), plan_handover()
@@ -130,13 +136,19 @@ enum class LeaseAction {
 enum class LeaseError {
     None,
     Grant,           // a failed call, by the action that made it
+    CheckFleet,
     ListWorkers,     // ... also: every worker id held by another node
     Claim,
     ReadMark,        // ... also: a mark this version cannot read
     KeepAlive,
     Revoke,
     HeldByOther,     // snowflake.worker_id is held by another node
-    PreviousRun,     // the id is held by this node's previous run (being revoked)
+    // The id is held by another run with this node's name (its previous
+    // run, whose lease is left to expire, or a clone not yet seen renewing),
+    // or by an earlier lease of this very run (being revoked).
+    PreviousRun,
+    Clone,           // the id is held by a live clone: this node's name, another instance, renewed
+    FleetSettings,   // this node's settings (snowflake.epoch) differ from the fleet's: no lease
     LeaseGone,       // the coordinator no longer knows the lease (ZooKeeper: session)
     DeadlinePassed,  // no keepalive confirmed before the deadline
 };
@@ -174,9 +186,18 @@ struct Lease {
     uint64_t renewals = 0;           // confirmed keepalives
     uint64_t failures = 0;           // failed calls of any kind
     bool taken_by_other = false;     // static id held by another node (see last_error)
-    // A lease of this node's previous run (or an earlier lease of this run)
-    // that holds the candidate: revoked before the claim is tried again.
+    // An earlier lease of this very run (the same instance) that holds the
+    // candidate: revoked before the claim is tried again.
     int64_t revoke_lease = 0;
+    // The candidate held by another run with this node's name (HolderKind::
+    // SameName): its lease, when this node first saw it hold the id, and
+    // that lease's TTL (its identity's; the longest TTL if it records none).
+    // Still held by the same lease well past that TTL: it was renewed, a
+    // live clone.
+    int64_t same_name_lease = 0;
+    int64_t same_name_seen_ns = 0;
+    int64_t same_name_ttl_ms = 0;
+    bool fleet_checked = false;             // this lease's fleet settings agree (LeaseConfig::check_fleet)
     char last_error[kLeaseErrorSize] = {};  // sentence; empty if none yet
     LeaseError last_error_reason = LeaseError::None;
 };
@@ -194,6 +215,9 @@ namespace lease {
 const char* state_name(LeaseState s) noexcept;  // "static", "acquiring", ...
 const char* action_name(LeaseAction a) noexcept;  // "wait", "grant", "list workers", ...
 const char* error_name(LeaseError e) noexcept;  // "none", "grant", "list_workers", ...
+// What to do about an error that needs the operator (a full sentence for an
+// errhint), or null when the general hint applies.
+const char* error_hint(LeaseError e) noexcept;
 
 // A fresh state: Static when !cfg.leasing, otherwise Acquiring with a grant
 // due at now_ns.
@@ -222,6 +246,13 @@ void on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t gra
 // Static: the static id.
 int32_t choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& taken,
                       uint32_t random_value) noexcept;
+// The fleet's settings as <prefix>/fleet records them, compared with this
+// node's (check_fleet_settings(); sentence: its sentence unless Agree).
+// Agree: claim next. Otherwise no id is claimed under this lease; the check
+// is retried with the usual backoff (the record may be corrected by hand),
+// last_error is the sentence (LeaseError::FleetSettings).
+void on_fleet_checked(Lease& l, const LeaseConfig& cfg, FleetCheck result, const char* sentence,
+                      int64_t now_ns) noexcept;
 // The claim of l.candidate succeeded: read its mark next.
 void on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // The claim's compare failed: the key exists. holder_text is its value (a
@@ -230,14 +261,30 @@ void on_claim_ok(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // did succeed: this counts as lease::on_claim_ok. Otherwise, with a static id
 // the claim is retried after a delay and last_error names the holder; with
 // any free id the next id is chosen at once (ListWorkers again).
-// If holder_text names this very node (own_identity: same host, port,
-// system identifier and data directory), the holder is this node's previous
-// run, which PostgreSQL's lock on the data directory proves dead, or an
-// earlier lease of this run: its lease is revoked (LeaseAction::Revoke) and
-// the id claimed again at once, instead of waiting out its TTL.
+// Who holds it is classify_holder() of holder_text and own_identity:
+// - ThisRun (the same instance): an earlier lease of this very run, whose
+//   answer or release was lost: its lease is revoked (LeaseAction::Revoke)
+//   and the id claimed again at once.
+// - SameName (this node's host, port, system identifier and data directory,
+//   another instance or none recorded): this node's previous run or a clone.
+//   Never revoked: a previous run is dead when its lease stops being
+//   renewed, which the coordinator shows by deleting the key when the lease
+//   expires, not because a name matches. With a static id the claim is
+//   tried again every second, last_error names both instances
+//   (LeaseError::PreviousRun); once the same lease has held the key for
+//   max(kCloneVerdictMinMs, TTL/2) past its TTL it was renewed: a live clone
+//   (LeaseError::Clone), retried with the usual backoff. With any free id:
+//   the next id, as for another node.
 void on_claim_taken(Lease& l, const LeaseConfig& cfg, std::string_view holder_text,
                     int64_t holder_lease, int64_t now_ns,
                     std::string_view own_identity = {}) noexcept;
+// How long past its TTL (at least; half the TTL when longer) a key of
+// another run with this node's name must stay held by one lease, from when
+// this node first saw it, before that lease counts as renewed (a live
+// clone): the coordinator's expiry runs late by its check interval (etcd
+// ~0.5 s; ZooKeeper a tick, and its leader learns of a last renewal up to
+// half a tick after the follower that answered it).
+constexpr int64_t kCloneVerdictMinMs = 3000;
 // The lease in revoke_lease is revoked (or was not found): claim again.
 void on_revoked(Lease& l, int64_t now_ns) noexcept;
 // The claimed id's mark was read and handed over: Held.
@@ -266,6 +313,16 @@ void on_shutdown(Lease& l) noexcept;
 int64_t retry_delay_ns(int32_t consecutive_failures, int64_t ttl_ms) noexcept;
 
 }  // namespace lease
+
+// A mark write whose compare failed: is the mark as it is now a write of
+// this node's that was applied though its answer was lost? Only when the
+// coordinator says it was written together with this lease's claim of the
+// worker key (CoordMarkWrite::current_ours: what only this node could have
+// written, never a coincidence of values) and it holds one of the values
+// written without a confirmed answer (n of them), a reservation. Then *out
+// is that mark.
+bool adopt_lost_write(bool current_ours, std::string_view current_value, const int64_t* unconfirmed, size_t n,
+                      Mark* out) noexcept;
 
 struct ShutdownPlan {
     bool write_exact_mark = false;  // we still hold the id: hand over the exact mark

@@ -148,8 +148,8 @@ inline constexpr StatsColumn kStatsColumns[] = {
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.lease_failures); }},
     {"lease_last_error", SqlType::Text, "snowflake_lease_last_error_info", MetricKind::LeaseErrorInfo,
      "Always 1 while no lease is held after a failure; the reason label is the kind of the last failure "
-     "(grant, list_workers, claim, read_mark, keepalive, revoke, held_by_other, previous_run, lease_gone, "
-     "deadline_passed); the text is in the column",
+     "(grant, check_fleet, list_workers, claim, read_mark, keepalive, revoke, held_by_other, previous_run, clone, "
+     "fleet_settings, lease_gone, deadline_passed); the text is in the column",
      [](const StatsSnapshot& s) noexcept {
          return StatValue{s.lease_last_error[0] != '\0', 0, 0, s.lease_last_error};
      }},

@@ -550,17 +550,22 @@ CasResult Client::compare_and_put(const std::string& key, const std::string& val
                                   int64_t expected_mod_revision, const std::string& guard_key,
                                   int64_t guard_lease) noexcept {
     static const char kPath[] = "/v3/kv/txn";
-    const std::string k = base64_encode(key);
+    const std::string k = base64_encode(key), g = base64_encode(guard_key);
+    const bool guarded = !guard_key.empty();
     json compare = json::array({json{{"key", k}, {"target", "MOD"}, {"result", "EQUAL"},
                                      {"mod_revision", i64_text(expected_mod_revision)}}});
-    if (!guard_key.empty()) {
-        compare.push_back(json{{"key", base64_encode(guard_key)}, {"target", "LEASE"},
-                               {"result", "EQUAL"}, {"lease", i64_text(guard_lease)}});
+    json success = json::array({json{{"request_put", json{{"key", k}, {"value", base64_encode(value)}}}}});
+    json failure = json::array({json{{"request_range", json{{"key", k}}}}});
+    if (guarded) {
+        compare.push_back(
+            json{{"key", g}, {"target", "LEASE"}, {"result", "EQUAL"}, {"lease", i64_text(guard_lease)}});
+        success.push_back(json{{"request_put", json{{"key", g}, {"ignore_value", true}, {"ignore_lease", true}}}});
+        failure.push_back(json{{"request_range", json{{"key", g}}}});
     }
     json req;
     req["compare"] = std::move(compare);
-    req["success"] = json::array({json{{"request_put", json{{"key", k}, {"value", base64_encode(value)}}}}});
-    req["failure"] = json::array({json{{"request_range", json{{"key", k}}}}});
+    req["success"] = std::move(success);
+    req["failure"] = std::move(failure);
     CasResult r;
     json a;
     r.status = call(kPath, req, &a);
@@ -574,20 +579,29 @@ CasResult Client::compare_and_put(const std::string& key, const std::string& val
         r.revision = header_revision;
         return r;
     }
+    // The failure branch's ranges: the key, then the guard key.
     const json* responses = member(a, "responses");
-    std::vector<KeyValue> kvs;
-    if (responses == nullptr || !responses->is_array() || responses->size() != 1 ||
-        member((*responses)[0], "response_range") == nullptr ||
-        !read_kvs(*member((*responses)[0], "response_range"), &kvs) || kvs.size() > 1) {
+    std::vector<KeyValue> kvs[2];
+    const size_t n = guarded ? 2 : 1;
+    bool valid = responses != nullptr && responses->is_array() && responses->size() == n;
+    for (size_t i = 0; valid && i < n; i++)
+        valid = member((*responses)[i], "response_range") != nullptr &&
+                read_kvs(*member((*responses)[i], "response_range"), &kvs[i]) && kvs[i].size() <= 1;
+    if (!valid) {
         r.status = bad_answer(kPath, "lacks the key's current state");
         return r;
     }
-    if (!kvs.empty()) {
+    if (!kvs[0].empty()) {
         r.found = true;
-        r.current = std::move(kvs[0]);
+        r.current = std::move(kvs[0][0]);
     }
-    const int64_t now_rev = r.found ? r.current.mod_revision : 0;
-    r.guard_failed = !guard_key.empty() && now_rev == expected_mod_revision;
+    if (!guarded) return r;
+    if (!kvs[1].empty()) {
+        r.guard_found = true;
+        r.guard = std::move(kvs[1][0]);
+    }
+    r.guard_failed = !r.guard_found || r.guard.lease != guard_lease;
+    r.written_with_guard = !r.guard_failed && r.found && r.guard.mod_revision == r.current.mod_revision;
     return r;
 }
 

@@ -122,9 +122,16 @@ struct CasResult {
     int64_t revision = 0;  // succeeded: the key's new mod revision
     bool found = false;    // !succeeded: the key as it is now
     KeyValue current;
-    // !succeeded and the key's mod revision was the expected one: the guard
-    // failed (the guard key is not attached to the guard lease any more).
+    // !succeeded, with a guard: the guard key as it is now (found), and
+    // whether the guard failed: the guard key is absent or not attached to
+    // the guard lease (read, never inferred from the key's revision).
+    bool guard_found = false;
+    KeyValue guard;
     bool guard_failed = false;
+    // !succeeded, the guard held: key was last written in the same txn as
+    // the guard key's last stamp (equal mod revisions): by a compare_and_put
+    // of the guard lease's holder, whose answer may have been lost.
+    bool written_with_guard = false;
 };
 
 class Client {
@@ -154,9 +161,11 @@ public:
     PutResult put(const std::string& key, const std::string& value, int64_t lease = 0) noexcept;
     // Puts only if key's mod revision is expected_mod_revision (0: the key
     // does not exist) and, if guard_key is not empty, guard_key is attached to
-    // guard_lease; otherwise reads key. The caller decides the value (for a
-    // mark: only forward, see core/handover.hpp) and, with the revision compare,
-    // no write it did not read can be overtaken.
+    // guard_lease; then, in the same txn, stamps guard_key (a put that keeps
+    // its value and lease: its mod revision becomes key's). Otherwise reads
+    // key and guard_key. The caller decides the value (for a mark: only
+    // forward, see core/handover.hpp) and, with the revision compare, no
+    // write it did not read can be overtaken.
     CasResult compare_and_put(const std::string& key, const std::string& value,
                               int64_t expected_mod_revision, const std::string& guard_key = {},
                               int64_t guard_lease = 0) noexcept;

@@ -118,7 +118,19 @@ core::CoordMarkWrite EtcdCoordinator::write_mark(int32_t worker, const std::stri
     w.found = r.found;
     w.current_value = r.current.value;
     w.current_revision = r.current.mod_revision;
+    w.current_ours = r.written_with_guard;
     return w;
+}
+
+core::CoordFleet EtcdCoordinator::ensure_fleet(const std::string& value) noexcept {
+    // The claim's txn (create if absent, else read) with no lease: persistent.
+    const ClaimResult r = client_.claim(core::fleet_key(prefix_), value, 0);
+    core::CoordFleet f;
+    f.status = status_of(r.status);
+    f.key = core::fleet_key(prefix_);
+    f.created = r.claimed;
+    f.value = r.claimed ? value : r.holder.value;
+    return f;
 }
 
 }  // namespace snowflake::etcd

@@ -1,7 +1,8 @@
 // etcd as the coordinator (core/coordinator.hpp), over the gateway client
 // (client.hpp): a lease, <prefix>/workers/<id> attached to it, the mark's
 // mod revision as its revision, the guard a compare on the worker key's
-// lease.
+// lease, the worker key stamped by each mark write (a put that keeps its
+// value and lease), <prefix>/fleet a key without a lease.
 #pragma once
 
 #include "../core/coordinator.hpp"
@@ -30,6 +31,7 @@ public:
     core::CoordMarkRead read_mark(int32_t worker) noexcept override;
     core::CoordMarkWrite write_mark(int32_t worker, const std::string& value, int64_t expected_revision,
                                     int64_t lease_id) noexcept override;
+    core::CoordFleet ensure_fleet(const std::string& value) noexcept override;
 
 private:
     static bool abort_trampoline(void* self) noexcept;

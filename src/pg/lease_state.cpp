@@ -81,23 +81,28 @@ const char* lease_trouble(char (&error)[kErrorTextSize]) {
                                                  : "is acquiring a worker id";
 }
 
-// SF003, saying what the lease worker is doing.
+// SF003, saying what the lease worker is doing; for a refusal the operator
+// must act on (a clone, the fleet's settings) the core's hint.
 [[noreturn]] void refuse_no_lease() {
     char error[kErrorTextSize];
     const char* doing = lease_trouble(error);
+    const auto reason = static_cast<core::LeaseError>(shared->lease.last_error_reason);
+    const char* hint = core::lease::error_hint(reason);
     count_refusal(core::Refusal::NoLease);
     ereport(ERROR,
             (errcode(ERRCODE_SF_NO_LEASE),
-             errmsg("no worker id lease is held"),
+             reason == core::LeaseError::FleetSettings ? errmsg("this node's settings differ from its fleet's")
+                                                       : errmsg("no worker id lease is held"),
              error[0] != '\0'
                  ? errdetail("The lease worker %s from %s at %s; last error: %s.", doing,
                              coordinator_display(), coordinator_hosts(), error)
                  : errdetail("The lease worker %s from %s at %s.", doing, coordinator_display(),
                              coordinator_hosts()),
-             errhint("Check that %s is reachable at %s and that no other "
-                     "node holds the worker id; ids resume as soon as a lease is held. "
-                     "snowflake_stats shows the lease.",
-                     coordinator_display(), coordinator_setting())));
+             hint != nullptr ? errhint("%s", hint)
+                             : errhint("Check that %s is reachable at %s and that no other "
+                                       "node holds the worker id; ids resume as soon as a lease is held. "
+                                       "snowflake_stats shows the lease.",
+                                       coordinator_display(), coordinator_setting())));
 }
 
 }  // namespace snowflake::pg

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -279,6 +280,16 @@ void wait_between_turns(zk::ZkCoordinator* zookeeper, int64_t sleep_ms) {
     (void)WaitLatchOrSocket(MyLatch, events, fd, static_cast<long>(sleep_ms), PG_WAIT_EXTENSION);
 }
 
+// This run's instance (core::NodeIdentity::instance), told from a clone's
+// (the same host, port, system identifier and data directory) by nothing
+// else: 16 bytes of the strong random source, drawn by the postmaster when
+// it registers the lease worker. A lease worker that starts again in the
+// same postmaster (after an error, or the crash-restart cycle of its
+// children) is the same instance: the postmaster saw the one before it exit,
+// so that one's lease is revoked at once; a new postmaster is a new
+// instance, whose previous run's lease is left to expire.
+unsigned char instance_random[16];
+
 // The lease driver's loop. Everything with a destructor lives here, where
 // nothing raises an error.
 void run_lease_driver() {
@@ -293,12 +304,15 @@ void run_lease_driver() {
     me.host = host;
     me.port = PostPortNumber;
     me.system_identifier = GetSystemIdentifier();
+    me.instance = core::random_instance(instance_random);
     me.started_unix_ms = (PgStartTime + kPgEpochUnixUs) / 1000;
     me.data_directory = DataDir;
+    core::FleetSettings fleet;
+    fleet.epoch_unix_us = epoch_unix_us();
 
     PgLeaseHost pg_host;
     zk::ZkCoordinator* zookeeper = nullptr;
-    coord::LeaseDriver driver(pg_host, cfg, make_coordinator(&zookeeper), core::encode_node_identity(me));
+    coord::LeaseDriver driver(pg_host, cfg, make_coordinator(&zookeeper), std::move(me), fleet);
     while (!ShutdownRequestPending) {
         const int64_t sleep_ms = driver.turn();
         if (ShutdownRequestPending) break;
@@ -314,8 +328,11 @@ void run_lease_driver() {
 
 }  // namespace
 
-// Registers the lease worker (lease_worker.hpp).
+// Registers the lease worker (lease_worker.hpp), and draws this run's
+// instance for it.
 void register_lease_worker() {
+    if (!pg_strong_random(instance_random, sizeof(instance_random)))
+        ereport(ERROR, (errmsg("could not generate a random instance id for the snowflake lease worker")));
     register_background_worker("snowflake_lease_worker_main", "snowflake worker id lease");
 }
 

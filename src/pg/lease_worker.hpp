@@ -3,7 +3,8 @@
 
 namespace snowflake::pg {
 
-// _PG_init, when leasing is configured: registers the lease worker.
+// _PG_init, when leasing is configured: registers the lease worker and
+// draws this run's instance (core::NodeIdentity::instance) for it.
 void register_lease_worker();
 
 }  // namespace snowflake::pg

@@ -211,9 +211,9 @@ const ZkCoordinator::Claimed* ZkCoordinator::find_claimed(int32_t worker) const 
     return nullptr;
 }
 
-void ZkCoordinator::add_claimed(int32_t worker, int32_t version) noexcept {
+void ZkCoordinator::add_claimed(int32_t worker, const std::string& value) noexcept {
     drop_claimed(worker);
-    claimed_.push_back(Claimed{worker, version});
+    claimed_.push_back(Claimed{worker, value});
 }
 
 void ZkCoordinator::drop_claimed(int32_t worker) noexcept {
@@ -224,15 +224,41 @@ void ZkCoordinator::drop_claimed(int32_t worker) noexcept {
         }
 }
 
-core::CoordStatus ZkCoordinator::delete_claimed(const Claimed& c, const char* what) noexcept {
+core::CoordStatus ZkCoordinator::read_node(const std::string& path, const char* what, int* rc, std::string* value,
+                                           struct Stat* stat) noexcept {
     auto* p = new Pending;
-    const std::string path = worker_path(c.worker);
-    const int rc = zoo_adelete(zh_, path.c_str(), c.version, on_void, p);
+    const int sent = value != nullptr ? zoo_aget(zh_, path.c_str(), 0, on_data, p)
+                                      : zoo_aexists(zh_, path.c_str(), 0, on_stat, p);
+    if (sent != ZOK) {
+        delete p;
+        return status_of(sent, what);
+    }
+    core::CoordStatus s = wait(p, options_.timeout_ms, what);
+    if (!p->done) return s;
+    *rc = p->rc;
+    if (p->rc == ZOK) {
+        if (value != nullptr) *value = p->value;
+        *stat = p->stat;
+    } else if (p->rc != ZNONODE) {
+        s = status_of(p->rc, what);
+    }
+    delete p;
+    return s;
+}
+
+core::CoordStatus ZkCoordinator::delete_owned(int32_t worker, int64_t owner, const char* what) noexcept {
+    const std::string path = worker_path(worker);
+    int rc = ZOK;
+    struct Stat st {};
+    core::CoordStatus s = read_node(path, what, &rc, nullptr, &st);
+    if (!s.ok() || rc == ZNONODE || st.ephemeralOwner != owner) return s;
+    auto* p = new Pending;
+    rc = zoo_adelete(zh_, path.c_str(), st.version, on_void, p);
     if (rc != ZOK) {
         delete p;
         return status_of(rc, what);
     }
-    core::CoordStatus s = wait(p, options_.timeout_ms, what);
+    s = wait(p, options_.timeout_ms, what);
     if (!p->done) return s;
     const int done_rc = p->rc;
     delete p;
@@ -330,7 +356,7 @@ core::CoordStatus ZkCoordinator::release(int64_t lease_id) noexcept {
     // the ids even if the close request is lost.
     for (const Claimed& c : claimed_) {
         if (expired_ || !s.ok()) break;
-        s = delete_claimed(c);
+        s = delete_owned(c.worker, session_, "deleting the worker node");
         if (s.code == core::CoordCode::SessionGone) s = core::CoordStatus{};
     }
     // The close request waits for the ensemble's answer; when the delete got
@@ -351,31 +377,15 @@ void ZkCoordinator::cut_connection() noexcept {
 }
 
 core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker) noexcept {
-    if (zh_ == nullptr || expired_) return no_session("freeing the previous run's worker node");
-    const std::string path = worker_path(worker);
-    auto* p = new Pending;
-    const int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
-    if (rc != ZOK) {
-        delete p;
-        return status_of(rc, "reading the previous run's worker node");
-    }
-    const core::CoordStatus s = wait(p, options_.timeout_ms, "reading the previous run's worker node");
-    if (!p->done) return s;
-    const int get_rc = p->rc;
-    const bool owned = p->has_stat && p->stat.ephemeralOwner == lease_id;
-    const int32_t version = p->stat.version;
-    delete p;
-    if (get_rc == ZNONODE || (get_rc == ZOK && !owned)) return core::CoordStatus{};  // gone or re-taken: claim again
-    if (get_rc != ZOK) return status_of(get_rc, "reading the previous run's worker node");
-    // At the version read: a node re-created since then is not deleted.
-    return delete_claimed(Claimed{worker, version}, "deleting the previous run's worker node");
+    if (zh_ == nullptr || expired_) return no_session("freeing an earlier session's worker node");
+    // Only if it is still that session's: gone or re-taken, claim again.
+    return delete_owned(worker, lease_id, "deleting an earlier session's worker node");
 }
 
 core::CoordStatus ZkCoordinator::unclaim(int32_t worker, int64_t lease_id) noexcept {
     if (zh_ == nullptr || expired_ || lease_id != session_) return core::CoordStatus{};  // gone with the session
-    const Claimed* c = find_claimed(worker);
-    if (c == nullptr) return core::CoordStatus{};  // not ours
-    const core::CoordStatus s = delete_claimed(*c);
+    if (find_claimed(worker) == nullptr) return core::CoordStatus{};  // not ours
+    const core::CoordStatus s = delete_owned(worker, session_, "deleting the worker node");
     if (s.ok()) drop_claimed(worker);
     return s;
 }
@@ -428,7 +438,7 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
     delete p;
     if (create_rc == ZOK) {
         c.claimed = true;
-        add_claimed(worker, 0);
+        add_claimed(worker, identity);
         return c;
     }
     if (create_rc != ZNODEEXISTS) {
@@ -453,7 +463,7 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
         c.holder_lease = p->stat.ephemeralOwner;
         if (c.holder_lease == session_) {
             // Created by an earlier claim of ours whose answer was lost.
-            add_claimed(worker, p->stat.version);
+            add_claimed(worker, p->value);
         }
     } else {
         c.status = status_of(p->rc, "reading the holder of a worker id");
@@ -468,26 +478,13 @@ core::CoordMarkRead ZkCoordinator::read_mark(int32_t worker) noexcept {
         m.status = no_session("reading the mark");
         return m;
     }
-    const std::string path = mark_path(worker);
-    auto* p = new Pending;
-    const int rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
-    if (rc != ZOK) {
-        delete p;
-        m.status = status_of(rc, "reading the mark");
-        return m;
-    }
-    m.status = wait(p, options_.timeout_ms, "reading the mark");
-    if (!p->done) return m;
-    if (p->rc == ZNONODE) {
-        m.status = core::CoordStatus{};
-    } else if (p->rc == ZOK) {
+    int rc = ZOK;
+    struct Stat st {};
+    m.status = read_node(mark_path(worker), "reading the mark", &rc, &m.value, &st);
+    if (m.status.ok() && rc == ZOK) {
         m.found = true;
-        m.value = p->value;
-        m.revision = int64_t{p->stat.version} + 1;
-    } else {
-        m.status = status_of(p->rc, "reading the mark");
+        m.revision = int64_t{st.version} + 1;
     }
-    delete p;
     return m;
 }
 
@@ -503,19 +500,29 @@ core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string
         w.guard_failed = true;  // not ours in this session
         return w;
     }
-    const int32_t claimed_version = mine->version;
+    // The guard: our worker node, by its owner.
+    int rc = ZOK;
+    struct Stat node {};
+    w.status = read_node(worker_path(worker), "reading the worker node", &rc, nullptr, &node);
+    if (!w.status.ok()) return w;
+    if (rc == ZNONODE || node.ephemeralOwner != session_) {
+        w.guard_failed = true;
+        return w;
+    }
     auto* p = new Pending;
     p->paths[0] = worker_path(worker);
     p->paths[1] = mark_path(worker);
     p->data = value;
-    zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), claimed_version);
+    p->stamp = mine->value;
+    zoo_set_op_init(&p->ops[0], p->paths[0].c_str(), p->stamp.data(), static_cast<int>(p->stamp.size()),
+                    node.version, &p->stamp_stat);
     if (expected_revision == 0)
         zoo_create_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
                            &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, p->created_path, sizeof(p->created_path));
     else
         zoo_set_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
                         static_cast<int>(expected_revision - 1), &p->set_stat);
-    const int rc = zoo_amulti(zh_, 2, p->ops, p->results, on_void, p);
+    rc = zoo_amulti(zh_, 2, p->ops, p->results, on_void, p);
     if (rc != ZOK) {
         delete p;
         w.status = status_of(rc, "writing the mark");
@@ -535,26 +542,68 @@ core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string
     // Only an answer of the ensemble says anything of the guard: a multi
     // that failed in the client (connection loss, operation timeout) or was
     // refused as a whole (session moved) reports that same code for each of
-    // its ops, so the check's result is read only when the multi failed on
-    // one of its ops (a version, a missing or existing node).
+    // its ops, so the first op's result is read only when the multi failed
+    // on one of its ops (a version, a missing or existing node).
     if (multi_rc != ZBADVERSION && multi_rc != ZNODEEXISTS && multi_rc != ZNONODE) {
         w.status = status_of(multi_rc, "writing the mark");
         return w;
     }
     if (guard_rc != ZOK && guard_rc != ZRUNTIMEINCONSISTENCY) {
+        w.guard_failed = true;  // our worker node changed since it was read: not by us
+        return w;
+    }
+    // The mark moved: read it as it is now, and whether our worker node was
+    // stamped in the same transaction (a multi of ours whose answer was lost).
+    struct Stat mark {};
+    w.status = read_node(mark_path(worker), "reading the mark", &rc, &w.current_value, &mark);
+    if (!w.status.ok()) return w;
+    w.found = rc == ZOK;
+    w.current_revision = w.found ? int64_t{mark.version} + 1 : 0;
+    w.status = read_node(worker_path(worker), "reading the worker node", &rc, nullptr, &node);
+    if (!w.status.ok()) return w;
+    if (rc == ZNONODE || node.ephemeralOwner != session_) {
         w.guard_failed = true;
         return w;
     }
-    // The mark moved: read it as it is now.
-    const core::CoordMarkRead now = read_mark(worker);
-    if (!now.status.ok()) {
-        w.status = now.status;
-        return w;
-    }
-    w.found = now.found;
-    w.current_value = now.value;
-    w.current_revision = now.revision;
+    w.current_ours = w.found && node.mzxid == mark.mzxid;
     return w;
+}
+
+core::CoordFleet ZkCoordinator::ensure_fleet(const std::string& value) noexcept {
+    core::CoordFleet f;
+    f.key = core::fleet_key(options_.prefix);
+    if (zh_ == nullptr || expired_) {
+        f.status = no_session("recording the fleet's settings");
+        return f;
+    }
+    auto* p = new Pending;
+    int rc = zoo_acreate(zh_, f.key.c_str(), value.data(), static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE,
+                         ZOO_PERSISTENT, on_string, p);
+    if (rc != ZOK) {
+        delete p;
+        f.status = status_of(rc, "recording the fleet's settings");
+        return f;
+    }
+    f.status = wait(p, options_.timeout_ms, "recording the fleet's settings");
+    if (!p->done) return f;
+    const int create_rc = p->rc;
+    delete p;
+    if (create_rc == ZOK) {
+        f.created = true;
+        f.value = value;
+        return f;
+    }
+    if (create_rc != ZNODEEXISTS) {
+        f.status = status_of(create_rc, "recording the fleet's settings");
+        return f;
+    }
+    struct Stat st {};
+    f.status = read_node(f.key, "reading the fleet's settings", &rc, &f.value, &st);
+    if (f.status.ok() && rc == ZNONODE) {
+        f.status.code = core::CoordCode::Failed;
+        f.status.error = "the fleet's settings " + f.key + " went away while they were read";
+    }
+    return f;
 }
 
 }  // namespace snowflake::zk

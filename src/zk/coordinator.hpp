@@ -22,17 +22,24 @@
 //   if it exists, its data and ephemeralOwner (the holder's session) are
 //   read. The node goes when the session closes or expires.
 // - marks are PERSISTENT <prefix>/marks/<id>; revision = znode version + 1
-//   (0: absent). write_mark() is a multi: check(<prefix>/workers/<id>, the
-//   version we created it with) + setData(mark, expected version) (or create
-//   when absent). The multi runs in our session, which the leader checks: a
-//   node whose session expired cannot write; the worker node check fails if
-//   our node was deleted. (Caveat, written down in docs/zookeeper.md: a
-//   worker node deleted by hand and re-created by another session has the
-//   same version 0; only a live session deleting our node by hand can do
-//   that, which the setup never does.)
-// - release(own session) deletes our worker node and closes the session;
-//   release_other(session, id) deletes <prefix>/workers/<id> only if its
-//   ephemeralOwner is that session (this node's previous run).
+//   (0: absent). write_mark() reads the worker node first: the guard is its
+//   ephemeralOwner, our session (a version alone is 0 for every new node, so
+//   a node deleted by hand and re-created by another session would pass).
+//   Then a multi: setData(<prefix>/workers/<id>, its data, the version just
+//   read) + setData(mark, expected version) (or create when absent). The
+//   multi runs in our session, which the leader checks: a node whose session
+//   expired cannot write; the first op fails if the worker node changed
+//   since it was read, and it stamps the worker node: a mark whose mzxid is
+//   our worker node's was written by a multi of ours (CoordMarkWrite::
+//   current_ours). (What is left, in docs/zookeeper.md: our node deleted by
+//   hand and re-created by another session, at the same version, between
+//   that read and the multi.)
+// - <prefix>/fleet is PERSISTENT, created with our settings if absent.
+// - Every delete of a worker node reads it first and deletes it, at the
+//   version read, only if its ephemeralOwner is the session it is deleted
+//   for: release(own session) deletes our worker nodes and closes the
+//   session; release_other(session, id) deletes <prefix>/workers/<id> only
+//   if it is that session's (an earlier session of this very instance).
 // - Reads after our own create see everything committed before it: a
 //   ZooKeeper server answers a session's requests in order, and a client
 //   never reconnects to a server behind the last zxid it saw.
@@ -57,6 +64,7 @@
 #include <vector>
 
 typedef struct _zhandle zhandle_t;  // <zookeeper/zookeeper.h>
+struct Stat;
 struct timeval;
 
 namespace snowflake::zk {
@@ -92,6 +100,7 @@ public:
     core::CoordMarkRead read_mark(int32_t worker) noexcept override;
     core::CoordMarkWrite write_mark(int32_t worker, const std::string& value, int64_t expected_revision,
                                     int64_t lease_id) noexcept override;
+    core::CoordFleet ensure_fleet(const std::string& value) noexcept override;
 
     // The socket the client wants watched now and whether for writing
     // (-1: none), for a host that sleeps on it between turns.
@@ -137,19 +146,25 @@ private:
     int64_t session_ = 0;       // the session id once established (0: none)
     bool expired_ = false;      // the ensemble said the session expired
     // The worker nodes we created in this session (its own id, and a backup
-    // id while one is held: core/backup.hpp), each with its version.
+    // id while one is held: core/backup.hpp), each with its data (a mark
+    // write sets it again, to stamp the node).
     struct Claimed {
         int32_t worker;
-        int32_t version;
+        std::string value;
     };
     std::vector<Claimed> claimed_;
     const Claimed* find_claimed(int32_t worker) const noexcept;
-    void add_claimed(int32_t worker, int32_t version) noexcept;
+    void add_claimed(int32_t worker, const std::string& value) noexcept;
     void drop_claimed(int32_t worker) noexcept;
-    // Deletes the worker node c at its version (ours, or the previous run's
-    // in release_other); gone or re-created since counts as deleted. what:
-    // the step, for messages.
-    core::CoordStatus delete_claimed(const Claimed& c, const char* what = "deleting the worker node") noexcept;
+    // Reads path: *rc ZOK (*value and *stat filled in; value may be null)
+    // or ZNONODE; any other outcome is the status returned. what: the step,
+    // for messages.
+    core::CoordStatus read_node(const std::string& path, const char* what, int* rc, std::string* value,
+                                struct Stat* stat) noexcept;
+    // Deletes the worker node of worker if its ephemeralOwner is owner, at
+    // the version read; absent, another session's or changed since counts
+    // as done (it is not owner's to delete).
+    core::CoordStatus delete_owned(int32_t worker, int64_t owner, const char* what) noexcept;
 };
 
 }  // namespace snowflake::zk

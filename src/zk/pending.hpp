@@ -32,9 +32,11 @@ struct ZkCoordinator::Pending {
     zoo_op_t ops[2] = {};
     zoo_op_result_t results[2] = {};
     struct Stat set_stat {};
+    struct Stat stamp_stat {};
     char created_path[512] = {};
     std::string paths[2];
     std::string data;
+    std::string stamp;  // the worker node's data, set again to stamp it
 };
 
 // Completions: record the answer, or free an abandoned request.
@@ -70,6 +72,15 @@ inline void on_data(int rc, const char* value, int len, const struct Stat* stat,
             p->stat = *stat;
             p->has_stat = true;
         }
+    }
+}
+
+inline void on_stat(int rc, const struct Stat* stat, const void* data) {
+    ZkCoordinator::Pending* p;
+    if (!finish(data, rc, &p)) return;
+    if (rc == ZOK && stat != nullptr) {
+        p->stat = *stat;
+        p->has_stat = true;
     }
 }
 

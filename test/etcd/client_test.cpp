@@ -287,6 +287,29 @@ TEST_F(Etcd, MarkWriteIsGuardedByTheWorkerKey) {
     EXPECT_EQ(lost.current.value, "1 reserved");
 }
 
+// Issue 28, finding 6: when the mark moved and the worker key is not in the
+// guard lease any more, both compares fail: the guard failed all the same
+// (the client used to infer from the moved mark that the guard had held).
+TEST_F(Etcd, MarkWriteGuardFailsWhenTheMarkMovedToo) {
+    Client c = client();
+    const std::string worker = core::worker_key(prefix_, 5), mark = core::mark_key(prefix_, 5);
+    const etcd::GrantResult mine = c.grant(10), other = c.grant(10);
+    ASSERT_TRUE(mine.status.ok() && other.status.ok());
+    ASSERT_TRUE(c.claim(worker, "me", mine.lease_id).claimed);
+    const etcd::CasResult ok = c.compare_and_put(mark, "1 reserved", 0, worker, mine.lease_id);
+    ASSERT_TRUE(ok.status.ok() && ok.succeeded) << ok.status.error;
+    // Another lease takes the key and writes the mark.
+    ASSERT_TRUE(c.revoke(mine.lease_id).ok());
+    ASSERT_TRUE(c.claim(worker, "other", other.lease_id).claimed);
+    ASSERT_TRUE(c.put(mark, "1 reserved").status.ok());
+    const etcd::CasResult lost = c.compare_and_put(mark, "2 reserved", ok.revision, worker, mine.lease_id);
+    ASSERT_TRUE(lost.status.ok()) << lost.status.error;
+    EXPECT_FALSE(lost.succeeded);
+    EXPECT_TRUE(lost.guard_failed);
+    EXPECT_EQ(lost.current.value, "1 reserved");
+    (void)c.revoke(other.lease_id);
+}
+
 TEST_F(Etcd, RangeListsExactlyThePrefix) {
     Client c = client();
     const std::string workers = core::workers_prefix(prefix_);

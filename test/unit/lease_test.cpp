@@ -31,6 +31,7 @@ LeaseConfig config(int64_t ttl_s, int32_t static_worker = -1) {
     c.ttl_ms = ttl_s * 1000;
     c.static_worker = static_worker;
     c.leasing = true;
+    c.check_fleet = false;  // the fleet's settings: test/unit/fleet_test.cpp
     return c;
 }
 
@@ -502,28 +503,31 @@ TEST(LeaseAcquire, StaticIdTakenByAnotherNodeNamesItAndRetries) {
     EXPECT_FALSE(l.taken_by_other);
 }
 
-// Issue 17: a restart after a crash finds its id held by the previous run's
-// lease (a node that names itself): it revokes that lease and claims at once,
-// instead of waiting out the TTL as if another node held it.
-TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
+// Issue 17, as issue 28 (finding 4) left it: a lease of this very instance
+// that holds the id (an earlier lease of this run, whose release was lost)
+// is revoked and the id claimed at once; a previous run of the node (another
+// instance) is a holder like any other with the same name: never revoked on
+// it (test/unit/instance_test.cpp).
+TEST(LeaseAcquire, AnEarlierLeaseOfThisRunIsRevokedNotWaitedOut) {
     const LeaseConfig c = config(30, 42);
     NodeIdentity me;
     me.host = "db1";
     me.port = 5432;
     me.system_identifier = 7312345678901234567ULL;
+    me.instance = "8b7d0e11aa22bb33cc44dd55ee66ff00";
     me.started_unix_ms = 2000;
     me.data_directory = "/var/lib/postgresql/15/main";
-    NodeIdentity previous = me;
-    previous.started_unix_ms = 1000;
+    NodeIdentity earlier = me;
+    earlier.lease_ttl_ms = 30000;
 
     Lease l = lease::start(c, 0);
     lease::on_grant_ok(l, c, 9, 30000, 0, 0);
     ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Claim);
-    lease::on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    lease::on_claim_taken(l, c, encode_node_identity(earlier), 1234, 0, encode_node_identity(me));
     EXPECT_FALSE(l.taken_by_other);
     EXPECT_EQ(l.revoke_lease, 1234);
     EXPECT_STREQ(l.last_error,
-                 "worker id 42 is held by this node's previous run (lease 1234): revoking that lease");
+                 "worker id 42 is held by an earlier lease of this run (lease 1234): revoking that lease");
     ASSERT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Revoke);  // at once
     lease::on_revoked(l, 0);
     EXPECT_EQ(l.revoke_lease, 0);
@@ -531,21 +535,23 @@ TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
     EXPECT_EQ(l.candidate, 42);
 
     // A failed revoke is retried after the usual delay, still before a claim.
-    lease::on_claim_taken(l, c, encode_node_identity(previous), 1234, 0, encode_node_identity(me));
+    lease::on_claim_taken(l, c, encode_node_identity(earlier), 1234, 0, encode_node_identity(me));
     lease::on_failure(l, c, LeaseAction::Revoke, "timed out", 0);
     EXPECT_EQ(lease::next_step(l, c, 0).action, LeaseAction::Wait);
     EXPECT_EQ(lease::next_step(l, c, kS).action, LeaseAction::Revoke);
 
-    // Not this node: another data directory, port, host or system
-    // identifier, or a holder of a version that does not record the data
-    // directory. Those are waited out as before.
-    for (int differ = 0; differ < 5; differ++) {
-        NodeIdentity other = previous;
+    // Not this run: another instance (or none recorded) with the same name,
+    // or another data directory, port, host or system identifier. None is
+    // revoked.
+    for (int differ = 0; differ < 6; differ++) {
+        NodeIdentity other = earlier;
+        other.instance = "3f9a1c2e00112233445566778899aabb";
         if (differ == 0) other.data_directory = "/srv/other";
         if (differ == 1) other.port = 5433;
         if (differ == 2) other.host = "db2";
         if (differ == 3) other.system_identifier++;
         if (differ == 4) other.data_directory.clear();
+        if (differ == 5) other.instance.clear();
         Lease o = lease::start(c, 0);
         lease::on_grant_ok(o, c, 9, 30000, 0, 0);
         lease::on_claim_taken(o, c, encode_node_identity(other), 1234, 0, encode_node_identity(me));
@@ -554,23 +560,44 @@ TEST(LeaseAcquire, ThisNodesPreviousRunIsRevokedNotWaitedOut) {
     }
 }
 
-TEST(NodeIdentity, CarriesTheDataDirectoryAndReadsOlderValuesWithout) {
+TEST(NodeIdentity, CarriesTheInstanceAndReadsOlderValuesWithout) {
     NodeIdentity n;
     n.host = "db1";
     n.port = 5432;
     n.system_identifier = 1;
+    n.instance = "00ff";
     n.started_unix_ms = 2;
     n.data_directory = "/srv/pg data";
+    n.lease_ttl_ms = 30000;
     const std::string text = encode_node_identity(n);
-    EXPECT_EQ(text, "snowflake-node host=db1 port=5432 system_identifier=1 started_unix_ms=2 "
-                    "data_directory=/srv/pg_data");
+    EXPECT_EQ(text, "snowflake-node host=db1 port=5432 system_identifier=1 instance=00ff started_unix_ms=2 "
+                    "data_directory=/srv/pg_data lease_ttl_ms=30000");
     NodeIdentity back;
     ASSERT_TRUE(decode_node_identity(text, &back));
     EXPECT_EQ(back.data_directory, "/srv/pg_data");
+    EXPECT_EQ(back.instance, "00ff");
+    EXPECT_EQ(back.lease_ttl_ms, 30000);
+    EXPECT_EQ(classify_holder(back, back), HolderKind::ThisRun);
+    // A 1.2 node's key (no instance, no TTL), and a 1.1 node's (no data
+    // directory either): read; never this run, at most the same name.
+    ASSERT_TRUE(decode_node_identity(
+        "snowflake-node host=db1 port=5432 system_identifier=1 started_unix_ms=2 data_directory=/srv/pg_data",
+        &back));
+    EXPECT_EQ(back.instance, "");
+    EXPECT_EQ(back.lease_ttl_ms, 0);
+    NodeIdentity me = back;
+    me.instance = "00ff";
+    EXPECT_EQ(classify_holder(back, me), HolderKind::SameName);
     ASSERT_TRUE(decode_node_identity(
         "snowflake-node host=db1 port=5432 system_identifier=1 started_unix_ms=2", &back));
     EXPECT_EQ(back.data_directory, "");
-    EXPECT_FALSE(same_node(back, back)) << "no data directory: never the same node";
+    EXPECT_EQ(classify_holder(back, back), HolderKind::Other) << "no data directory, no instance: another node";
+    for (const char* bad : {"snowflake-node host=h port=1 system_identifier=2 started_unix_ms=3 instance=",
+                            "snowflake-node host=h port=1 system_identifier=2 started_unix_ms=3 lease_ttl_ms=0",
+                            "snowflake-node host=h port=1 system_identifier=2 started_unix_ms=3 lease_ttl_ms=x"})
+        EXPECT_FALSE(decode_node_identity(bad, &back)) << bad;
+    const unsigned char random[16] = {0x00, 0x01, 0xab, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10};
+    EXPECT_EQ(random_instance(random), "0001abff000000000000000000000010");
 }
 
 TEST(LeaseAcquire, TakenByOurOwnLeaseIsALostClaimAnswer) {
