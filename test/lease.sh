@@ -247,12 +247,15 @@ pg_stop "$S"
 
 # ---------------------------------------------------------------------------
 echo "# 3: a clean shutdown frees the id at once"
+# The stop alone is timed: the checks after it start a client each (a JVM
+# for ZooKeeper's), which is no part of the node's shutdown. A stop that
+# waited for its lease to run out would take the TTL.
 t0=$(real_now)
 pg_stop "$N3"
+el=$(elapsed_since "$t0")
 check "3: the key of worker id $W3 is gone right after the stop" key_gone "/snowflake/workers/$W3"
 like "3: the id's mark in $COORDINATOR is the exact last millisecond" "$(key_value "/snowflake/marks/$W3")" '^[0-9]+ exact$'
-el=$(elapsed_since "$t0")
-if fcmp "$el" '<' 3; then ok "3: ... within $el s"; else not_ok "3: ... promptly" "took $el s"; fi
+if fcmp "$el" '<' "$TTL"; then ok "3: ... the stop took $el s, less than the TTL"; else not_ok "3: ... the stop takes less than the TTL" "took $el s"; fi
 # A leased node's lost mark file is only logged: each worker id's mark in
 # the coordinator is the floor its next tenure starts above (issue 28).
 mark3=$(key_value "/snowflake/marks/$W3"); mark3=${mark3%% *}

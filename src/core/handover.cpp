@@ -13,6 +13,7 @@ Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& e
     Handover h;
     h.floor_ms = std::max<int64_t>(std::max(local.ms, etcd.ms), -1);
     if (h.floor_ms < 0) return h;
+    h.from_coordinator = etcd.ms > local.ms;
     if (local.ms == h.floor_ms && !local.clean) h.grace_ms = std::max(h.grace_ms, local_window_ms);
     // A reservation in etcd is renewed from its old end when less than half
     // a window is left: it reaches up to 1.5 windows past the writer's clock.

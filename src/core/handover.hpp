@@ -25,6 +25,7 @@ constexpr int64_t kEtcdMarkWindowMs = 5000;
 struct Handover {
     int64_t floor_ms = -1;  // the generator starts above this (state_after)
     int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
+    bool from_coordinator = false;  // the floor is the coordinator's mark, above the local one
 };
 // floor = max(local, etcd); the grace is how far a reservation that reaches
 // the floor can lie past its writer's clock: the local window as given (the

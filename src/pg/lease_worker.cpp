@@ -102,7 +102,7 @@ void publish(const core::Lease& l) {
 
 // The hand-over of a newly claimed id (the driver's plan): the generator
 // starts above the id's mark and above everything this node issued.
-void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_ours) {
+void apply_handover(int32_t worker, const core::Handover& h) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     // The new id starts in a millisecond after both the floor and this
     // node's last one (the id's mark does not cover the rest of this node's
@@ -116,7 +116,7 @@ void apply_handover(int32_t worker, const core::Handover& h, bool etcd_mark_is_o
     if (shared->lease.own_high_ms > cur_ms) cur_ms = shared->lease.own_high_ms;
     const bool at_handover_floor = h.floor_ms >= cur_ms;
     (void)start_tenure_locked(worker, at_handover_floor ? h.floor_ms : cur_ms, at_handover_floor ? h.grace_ms : 0,
-                              at_handover_floor && !etcd_mark_is_ours ? kFloorHandover : kFloorMarkFile);
+                              at_handover_floor && h.from_coordinator ? kFloorHandover : kFloorMarkFile);
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }
@@ -200,8 +200,9 @@ public:
         m.window_ms = at_reserved_floor ? grace : 0;
         return m;
     }
-    void start_tenure(int32_t worker, const core::Handover& h, bool etcd_mark_is_ours) noexcept override {
-        apply_handover(worker, h, etcd_mark_is_ours);
+    // etcd_mark_is_ours is in the plan already (h.from_coordinator).
+    void start_tenure(int32_t worker, const core::Handover& h, bool /*etcd_mark_is_ours*/) noexcept override {
+        apply_handover(worker, h);
     }
     int64_t fence_ids() noexcept override {
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
