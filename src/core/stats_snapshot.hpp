@@ -29,6 +29,9 @@ enum class Refusal {
     ClockUnhealthy,     // SF004
     MarkWrite,          // the mark file could not be written (a file-access SQLSTATE, 58030 as a rule)
     MarkWorkerMissing,  // 55000: the mark worker is not running
+    WalEpoch,           // 55000: the replayed WAL records count from another epoch
+    LostMark,           // 58P01: the mark file is missing from a data directory that issued ids
+    ReplicatedMark,     // 55000: promoted without a mark that came through the WAL
     Count
 };
 constexpr int kRefusalCount = static_cast<int>(Refusal::Count);
@@ -36,9 +39,11 @@ constexpr int kRefusalCount = static_cast<int>(Refusal::Count);
 constexpr const char* kRefusalCause[kRefusalCount] = {"clock_behind",   "clock_out_of_range",
                                                       "no_lease",       "etcd_reservation",
                                                       "clock_unhealthy", "mark_write",
-                                                      "mark_worker_missing"};
+                                                      "mark_worker_missing", "wal_epoch",
+                                                      "lost_mark",       "replicated_mark"};
 constexpr const char* kRefusalSqlstate[kRefusalCount] = {"SF001", "SF002", "SF003", "SF003",
-                                                         "SF004", "58030", "55000"};
+                                                         "SF004", "58030", "55000", "55000",
+                                                         "58P01", "55000"};
 
 struct StatsSnapshot {
     int32_t worker_id = -1;               // worker_id (-1: unset, NULL in SQL)

@@ -99,6 +99,7 @@
 #include "reservation_limit.hpp"
 #include "shared_state.hpp"
 #include "shmem.hpp"
+#include "stats.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -578,11 +579,15 @@ void tend_refusal() {
 }
 
 // Raises the refusal error while one holds (wal.hpp).
-void check_replicated_mark() {
+void check_replicated_mark(bool count) {
     const uint32 why = pg_atomic_read_u32(&shared->wal.refusing);
     if (likely(why == 0)) return;
-    if ((why & kRefuseEpoch) != 0) refuse_other_epoch();
-    if ((why & kRefuseLostMark) != 0)
+    if ((why & kRefuseEpoch) != 0) {
+        if (count) count_refusal(core::Refusal::WalEpoch);
+        refuse_other_epoch();
+    }
+    if ((why & kRefuseLostMark) != 0) {
+        if (count) count_refusal(core::Refusal::LostMark);
         ereport(ERROR,
                 (errcode(ERRCODE_UNDEFINED_FILE),
                  errmsg("snowflake high-water mark file \"%s\" is missing", kMarkFile),
@@ -593,6 +598,7 @@ void check_replicated_mark() {
                  errhint("Call snowflake_advance_floor() with the highest id this node issued "
                          "(\"Repairing the high-water mark\" in docs/operations.md); ids resume "
                          "at once after it.")));
+    }
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     const int64_t bound = refusal_bound_locked();
     const bool refusing = refusing_no_mark();
@@ -600,6 +606,7 @@ void check_replicated_mark() {
     if (!refusing || unix_now_us() / 1000 > bound) return;
     const TimestampTz until = bound * 1000 - kPgEpochUnixUs;
     char* until_text = pstrdup(timestamptz_to_str(until));
+    if (count) count_refusal(core::Refusal::ReplicatedMark);
     ereport(ERROR,
             (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
              errmsg("snowflake high-water mark did not come through the WAL"),

@@ -27,8 +27,9 @@ void tend_refusal();
 // The id path (id_path.cpp) and readiness (health.cpp): raises the error of
 // a refusal while one holds: the replayed records count from another epoch
 // than snowflake.epoch (55000), a lost mark file (58P01), a promotion
-// without a replicated mark (55000).
-void check_replicated_mark();
+// without a replicated mark (55000). The id path counts the refusal in
+// snowflake_ids_refused_total (count = true); readiness asks without one.
+void check_replicated_mark(bool count = true);
 // snowflake_advance_floor() (nextval.cpp), once the floor is durable: ends
 // the refusals of a lost mark file and of a mark that did not come through
 // the WAL (not the epoch refusal).

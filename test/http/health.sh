@@ -261,6 +261,9 @@ case_19() {
     like "19: ... the hint names snowflake_advance_floor()" "$(jq -r .hint <<<"$BODY")" 'snowflake_advance_floor\(\)'
     req "$C" /metrics
     like "19: /metrics: snowflake_ready 0" "$BODY" $'\n''snowflake_ready 0'$'\n'
+    # The refused batch counts; the readiness probe before it does not.
+    like "19: ... one call refused for the lost mark" "$BODY" \
+        $'\n''snowflake_ids_refused_total\{cause="lost_mark",sqlstate="58P01"\} 1'$'\n'
     pg_val "$C" "CREATE EXTENSION snowflake" >/dev/null
     pg_val "$C" "SELECT snowflake_advance_floor($last)" >/dev/null || not_ok "19: snowflake_advance_floor()"
     req "$C" /readyz
