@@ -36,14 +36,12 @@ enum class Refusal {
 };
 constexpr int kRefusalCount = static_cast<int>(Refusal::Count);
 // The cause label and the SQLSTATE label of each.
-constexpr const char* kRefusalCause[kRefusalCount] = {"clock_behind",   "clock_out_of_range",
-                                                      "no_lease",       "etcd_reservation",
-                                                      "clock_unhealthy", "mark_write",
-                                                      "mark_worker_missing", "wal_epoch",
-                                                      "lost_mark",       "replicated_mark"};
-constexpr const char* kRefusalSqlstate[kRefusalCount] = {"SF001", "SF002", "SF003", "SF003",
-                                                         "SF004", "58030", "55000", "55000",
-                                                         "58P01", "55000"};
+constexpr const char* kRefusalCause[kRefusalCount] = {"clock_behind",        "clock_out_of_range", "no_lease",
+                                                      "etcd_reservation",    "clock_unhealthy",    "mark_write",
+                                                      "mark_worker_missing", "wal_epoch",          "lost_mark",
+                                                      "replicated_mark"};
+constexpr const char* kRefusalSqlstate[kRefusalCount] = {"SF001", "SF002", "SF003", "SF003", "SF004",
+                                                         "58030", "55000", "55000", "58P01", "55000"};
 
 struct StatsSnapshot {
     int32_t worker_id = -1;               // worker_id (-1: unset, NULL in SQL)

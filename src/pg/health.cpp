@@ -29,7 +29,12 @@ namespace snowflake::pg {
 bool generator_ready(char* code, char* reason, size_t len) {
     // The id path's own checks; their error becomes the reason.
     CaughtError e;
-    if (!call_catching_error([] { require_generator(); check_replicated_mark(/*count=*/false); }, &e)) {
+    if (!call_catching_error(
+            [] {
+                require_generator();
+                check_replicated_mark(/*count=*/false);
+            },
+            &e)) {
         snprintf(code, 6, "%s", e.code);
         snprintf(reason, len, "%s", e.message[0] != '\0' ? e.message : "ids cannot be issued");
         return false;

@@ -778,7 +778,8 @@ TEST(LeaseMarks, HandoverSaysWhichMarkIsTheFloor) {
     EXPECT_FALSE(plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kEtcdMarkWindowMs).from_coordinator);
     EXPECT_FALSE(plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kEtcdMarkWindowMs).from_coordinator);
     // The process's own reservation, not waited out: the local mark counts.
-    EXPECT_FALSE(plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, true).from_coordinator);
+    EXPECT_FALSE(
+        plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, true).from_coordinator);
 }
 
 TEST(LeaseMarks, OwnReservationIsNotWaitedOut) {
