@@ -997,7 +997,7 @@ G1=$(node g1 "snowflake.lease_prefix = '/case18'")
 start "$G1" && helpers "$G1"
 wait_for "held" 15 held "$G1" || not_ok "18: the first node holds an id" "$(stat_of "$G1" "lease_state || ' ' || coalesce(lease_last_error, '')")"
 is "18: the first node recorded its epoch (the default) in /case18/fleet" "$(key_value /case18/fleet)" \
-    "snowflake-fleet epoch_unix_us=1835689600000000"
+    "snowflake-fleet epoch_unix_us=1735689600000000"
 like "18: ... and said so in the log" "$(cat "$G1/server.log")" \
     "snowflake recorded the fleet's settings in (etcd|ZooKeeper) at /case18/fleet: epoch 2025-01-01 00:00:00 UTC"
 G2=$(node g2 "snowflake.lease_prefix = '/case18'" "snowflake.epoch = '2024-01-01 00:00:00+00'")
@@ -1015,7 +1015,7 @@ if wait_for "refused" 15 refused18; then
         "HINT:  Set snowflake.epoch to the fleet's epoch"
     like "18: ... and the log says it, with the hint" "$(cat "$G2/server.log")" \
         "snowflake leases no worker id: this node's snowflake.epoch is 2024-01-01 00:00:00 UTC.*HINT:  Set snowflake.epoch"
-    is "18: ... the fleet's record is unchanged" "$(key_value /case18/fleet)" "snowflake-fleet epoch_unix_us=1835689600000000"
+    is "18: ... the fleet's record is unchanged" "$(key_value /case18/fleet)" "snowflake-fleet epoch_unix_us=1735689600000000"
 else
     not_ok "18: a node with another epoch refuses to lease" "$(stat_of "$G2" "lease_state || ' ' || coalesce(lease_last_error, '')")"
 fi
