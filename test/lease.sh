@@ -717,36 +717,36 @@ f15_insert() {
         sed -n 's/^\([0-9][0-9]*\)$/\1/p; s/^ERROR:  \(.*\)$/error: \1/p' | head -1
 }
 for run in 1 2; do
-    F=$(node f "snowflake.lease_prefix = '${P15}f$run'" "snowflake.clock_backwards = failover")
-    ft_set "$F" 0
-    mapfile -t fenv < <(ft_env "$F")
-    if ! pg_start "$F" "${fenv[@]}"; then not_ok "15: run $run: a new node with failover starts"; continue; fi
-    helpers "$F"
-    pg_psql "$F" -c "CREATE TABLE t15 (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)" >/dev/null
-    wait_for "held" 15 held "$F" || not_ok "15: run $run: the node holds a lease" "$(stat_of "$F" "lease_state")"
-    ids_to "$WORK/ids15f$run" "$F" 20000
+    F15=$(node f "snowflake.lease_prefix = '${P15}f$run'" "snowflake.clock_backwards = failover")
+    ft_set "$F15" 0
+    mapfile -t fenv < <(ft_env "$F15")
+    if ! pg_start "$F15" "${fenv[@]}"; then not_ok "15: run $run: a new node with failover starts"; continue; fi
+    helpers "$F15"
+    pg_psql "$F15" -c "CREATE TABLE t15 (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)" >/dev/null
+    wait_for "held" 15 held "$F15" || not_ok "15: run $run: the node holds a lease" "$(stat_of "$F15" "lease_state")"
+    ids_to "$WORK/ids15f$run" "$F15" 20000
     is "15: run $run: a node just started issues 20,000 ids at once" "$(wc -l <"$WORK/ids15f$run")" 20000
-    is "15: run $run: ... with no failover (its clock is not behind)" "$(stats15 "$F")" "null null 0"
+    is "15: run $run: ... with no failover (its clock is not behind)" "$(stats15 "$F15")" "null null 0"
     FMAX=$(cut -d' ' -f1 "$WORK/ids15f$run" | sort -n | tail -1)
-    kill -9 "$(pg_postmaster_pid "$F")"
+    kill -9 "$(pg_postmaster_pid "$F15")"
     t_crash=$(real_now)
-    pg_reap "$F"
-    off=$(log_size "$F")
-    if ! pg_start "$F" "${fenv[@]}"; then not_ok "15: run $run: the node restarts after kill -9"; continue; fi
-    wait_for "held" 15 held "$F" || not_ok "15: run $run: the restarted node holds a lease" "$(stat_of "$F" "lease_state")"
+    pg_reap "$F15"
+    off=$(log_size "$F15")
+    if ! pg_start "$F15" "${fenv[@]}"; then not_ok "15: run $run: the node restarts after kill -9"; continue; fi
+    wait_for "held" 15 held "$F15" || not_ok "15: run $run: the restarted node holds a lease" "$(stat_of "$F15" "lease_state")"
     # Its clock as if the restart had taken 50 ms.
-    ft_set_clock "$F" "$(awk -v t="$t_crash" 'BEGIN { printf "%.6f", t + 0.05 }')"
-    ids_to "$WORK/ids15g$run" "$F" 20000
+    ft_set_clock "$F15" "$(awk -v t="$t_crash" 'BEGIN { printf "%.6f", t + 0.05 }')"
+    ids_to "$WORK/ids15g$run" "$F15" 20000
     is "15: run $run: restarted after kill -9, its clock just after the crash: 20,000 ids" "$(wc -l <"$WORK/ids15g$run")" 20000
-    is "15: run $run: ... with no failover (its clock is behind its reservation, not its ids)" "$(stats15 "$F")" "null null 0"
-    is "15: run $run: ... and no failover in the log" "$(log_since "$F" "$off" | grep -c 'snowflake clock stepped back')" 0
+    is "15: run $run: ... with no failover (its clock is behind its reservation, not its ids)" "$(stats15 "$F15")" "null null 0"
+    is "15: run $run: ... and no failover in the log" "$(log_since "$F15" "$off" | grep -c 'snowflake clock stepped back')" 0
     is "15: run $run: ... all above the ids of its previous run" \
         "$(awk -v m="$FMAX" '$1 <= m' "$WORK/ids15g$run" | wc -l)" 0
-    ft_shift "$F" -3600
+    ft_shift "$F15" -3600
     : >"$WORK/ins15f$run"
-    for i in $(seq 1 50); do f15_insert "$F" "$i" >>"$WORK/ins15f$run"; done
-    FB=$(stat_of "$F" backup_worker_id)
-    FW=$(stat_of "$F" worker_id)
+    for i in $(seq 1 50); do f15_insert "$F15" "$i" >>"$WORK/ins15f$run"; done
+    FB=$(stat_of "$F15" backup_worker_id)
+    FW=$(stat_of "$F15" worker_id)
     n_ins=$(grep -c '^[0-9][0-9]*$' "$WORK/ins15f$run")
     if [ "$n_ins" = 50 ]; then
         ok "15: run $run: the clock stepped back 1 h: 50 inserts succeed"
@@ -757,10 +757,10 @@ for run in 1 2; do
     like "15: run $run: ... on a backup worker id" "$FB" '^[0-9]+$'
     cmp_num "15: run $run: ... not the node's own ($FW)" "${FB:-$FW}" -ne "$FW"
     is "15: run $run: ... every insert under it" "$(sort -u "$WORK/ins15f$run" | head -3 | tr '\n' ' ')" "$FB "
-    is "15: run $run: ... one failover" "$(stat_of "$F" clock_failovers)" 1
+    is "15: run $run: ... one failover" "$(stat_of "$F15" clock_failovers)" 1
     is "15: run $run: no id issued twice" \
-        "$({ cut -d' ' -f1 "$WORK/ids15f$run" "$WORK/ids15g$run"; pg_psql "$F" -A -t -c "SELECT id FROM t15"; } | sort | uniq -d | wc -l)" 0
-    pg_stop "$F"
+        "$({ cut -d' ' -f1 "$WORK/ids15f$run" "$WORK/ids15g$run"; pg_psql "$F15" -A -t -c "SELECT id FROM t15"; } | sort | uniq -d | wc -l)" 0
+    pg_stop "$F15"
 done
 
 # ---------------------------------------------------------------------------

@@ -139,8 +139,8 @@ cl_held() { [ "$(cl_lease_state "$1")" = held ]; }
 # cl_lease_table: etcd's table of leased worker ids, one line per key of
 # CL_LEASE_PREFIX/workers/, sorted by id: "ID<TAB>LEASE<TAB>VALUE" (the
 # lease in decimal, as snowflake_stats' lease_id; the value names the node:
-# "snowflake-node host=... port=... system_identifier=... started_unix_ms=...
-# data_directory=...").
+# "snowflake-node host=... port=... system_identifier=... instance=...
+# started_unix_ms=... data_directory=... lease_ttl_ms=...").
 cl_lease_table() {
     etcd_ctl get --prefix "$CL_LEASE_PREFIX/workers/" -w fields | awk -v p="$CL_LEASE_PREFIX/workers/" '
         /^"Key" : "/   { k = $0; sub(/^"Key" : "/, "", k); sub(/"$/, "", k); v = "" }

@@ -169,8 +169,8 @@ ids_learn() {
                 is "leased: $n: the key of worker id ${WORKER[$n]} is on $n's lease (lease_id in snowflake_stats)" \
                     "$lease" "${LEASE[$n]}"
                 start_ms=$(pg_val "${DIR[$n]}" "SELECT floor(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint")
-                like "leased: $n: ... and its value names $n (port, start time)" "$value" \
-                    "^snowflake-node host=[^ ]+ port=$PG_PORT system_identifier=[0-9]+ started_unix_ms=$start_ms data_directory=/[^ ]+\$"
+                like "leased: $n: ... and its value names $n (port, instance, start time, TTL)" "$value" \
+                    "^snowflake-node host=[^ ]+ port=$PG_PORT system_identifier=[0-9]+ instance=[0-9a-f]{32} started_unix_ms=$start_ms data_directory=/[^ ]+ lease_ttl_ms=[0-9]+\$"
             done
             ;;
     esac
