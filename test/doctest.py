@@ -42,6 +42,11 @@ What it reads (README.md and docs/*.md, or the files given):
   Test: `FILE` `NAME`   anywhere in the text: FILE must exist and contain
   NAME (a case function, a check's description): the test a claim names.
 
+  [text](TARGET)   outside fences and code spans: a relative TARGET (not
+  http:, https: or mailto:) must be a file or directory of the checkout, and
+  its #anchor, if any, a heading of that Markdown file (GitHub's anchors:
+  lower case, punctuation dropped, spaces as "-", "-1"... for repeats).
+
 Modes:
   doctest.py conf PORT FILES...    prints the conf blocks' lines (port substituted)
   doctest.py run FILES...          runs everything; env DOCTEST_PGHOST, DOCTEST_PGPORT,
@@ -363,6 +368,56 @@ def static_checks(path, blocks, lines, rep):
                "" if found else ("no such file" if not os.path.isfile(full) else "%r not found in it" % name))
 
 
+LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)\)")
+CODESPAN = re.compile(r"`[^`\n]*`")
+
+
+def anchors(path):
+    """The anchors GitHub makes for the headings of a Markdown file."""
+    _, lines = parse(path)
+    seen, out, infence = {}, set(), False
+    for line in lines:
+        if FENCE.match(line):
+            infence = not infence
+            continue
+        m = None if infence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else "%s-%d" % (slug, n))
+    return out
+
+
+def link_checks(path, lines, rep):
+    """Every relative link of the document leads to a file and heading that exist."""
+    rel, base, infence = shown(path), os.path.dirname(os.path.abspath(path)), False
+    for n, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            infence = not infence
+            continue
+        if infence:
+            continue
+        for m in LINK.finditer(CODESPAN.sub("``", line)):
+            target = m.group(1)
+            if re.match(r"^(https?|mailto):", target):
+                continue
+            name, _, anchor = target.partition("#")
+            full = os.path.normpath(os.path.join(base, name)) if name else os.path.abspath(path)
+            # In the checkout (or, for a document outside it, beside the document).
+            inside = not name or not os.path.relpath(full, ROOT).startswith("..") or \
+                not os.path.relpath(full, base).startswith("..")
+            if not inside or not os.path.exists(full):
+                rep.ok(False, "%s:%d: the link's target exists: %s" % (rel, n, target),
+                       "outside the checkout" if not inside else "no such file")
+            elif anchor and (not full.endswith(".md") or anchor not in anchors(full)):
+                rep.ok(False, "%s:%d: the link's target exists: %s" % (rel, n, target),
+                       "no heading %r in %s" % (anchor, shown(full)))
+            else:
+                rep.ok(True, "%s:%d: the link's target exists: %s" % (rel, n, target))
+
+
 def conf_lines(files, port):
     out = []
     for path in files:
@@ -380,6 +435,7 @@ def run(files, with_server, rep=None):
     for k, path in enumerate(files):
         blocks, lines = parse(path)
         static_checks(path, blocks, lines, rep)
+        link_checks(path, lines, rep)
         if not with_server:
             continue
         db = None

@@ -4,14 +4,16 @@
 # configured with the documents' own conf blocks (the HTTP endpoint on a free
 # loopback port instead of 8080), the built snowflake-inspect and curl; plus
 # the checks that need no server: every figure quoted from bench/results/ is
-# in the file it cites, every test a claim names exists, no block that shows
-# output is left unmarked, every skipped block gives its reason. The format
+# in the file it cites, every test a claim names exists, every relative link
+# leads to a file and heading that exist, no block that shows output is left
+# unmarked, every skipped block gives its reason. The format
 # of the markers, and what is compared how: test/doctest.py.
 #
 # Then a self-test: documents with a wrong output (SQL and shell), a figure
-# missing from its results file, a test that does not exist and an unmarked
-# example, run the same way on the same server, must each fail; so a changed
-# example cannot pass unnoticed.
+# missing from its results file, a test that does not exist, an unmarked
+# example and a link to a file or heading that does not exist, run the same
+# way on the same server, must each fail; so a changed example cannot pass
+# unnoticed.
 #
 # One "ok N - ..." / "not ok N - ..." line per check; exits non-zero if any
 # check fails.
@@ -85,7 +87,11 @@ selfpass() {   # NAME CONTENT: the document must pass (the control case)
     if [ $rc -eq 0 ]; then echo "ok - self-test: $name passes"; else
         echo "not ok - self-test: $name passes"; sed 's/^/#   /' <<<"$out"; failed=1; fi
 }
-selfpass control "<!-- doctest: sql -->
+selfpass control "## A heading
+
+The same [heading](#a-heading), [its file](control.md#a-heading).
+
+<!-- doctest: sql -->
 ${fence}sql
 SELECT snowflake_worker_id(252752938651381760);   -- → 7
 SELECT * FROM snowflake_decode(252752938651381760);
@@ -132,6 +138,10 @@ selfcase example-unmarked "${fence}sh
 \$ snowflake-inspect 252752938651381760
 252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0
 $fence"
+selfcase link-file-missing "See [the guide](no-such-file.md)."
+selfcase link-anchor-missing "## A heading
+
+See [below](#no-such-heading)."
 selfcase skip-without-reason "<!-- doctest: skip -->
 ${fence}sh
 \$ etcdctl get /snowflake/workers/7
