@@ -123,6 +123,13 @@ const char* add_tokens(Tokens* t, const char* text) noexcept;
 // byte is.
 bool authorized(const Tokens& t, const char* authorization) noexcept;
 
+// snowflake.http_token_file (read by src/pg/token_file.cpp): at most
+// kMaxTokenFileBytes, a regular file owned by the server's user or root that
+// its owner alone may read or write. What makes the file unusable from what
+// fstat() told, in that order, or nullptr.
+constexpr size_t kMaxTokenFileBytes = 4096;
+const char* token_file_problem(bool regular, bool owned_by_server_or_root, bool open_to_others) noexcept;
+
 // The count parameter: occurrences of "count" in the query, and the first
 // one's value (nullptr for "?count" without "="). Absent: 1. Accepted: decimal
 // digits (at most as many as kMaxCount has), value 1 to kMaxCount; anything else (sign, blanks, junk
