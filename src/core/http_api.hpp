@@ -1,8 +1,9 @@
 // Request handling of the HTTP endpoint (src/pg/http_worker.cpp), pure so
 // that it is unit-tested without a server: routing, the count and id
 // parameters, the Bearer token and Host checks, the listen address, and the
-// JSON answers. Beside it: http_limits.hpp (client timers and the ids ceiling,
-// time passed in) and prometheus.hpp (the /metrics text).
+// JSON answers. Beside it: http_request.hpp (the order of those checks and
+// the refusals they answer with), http_limits.hpp (client timers and the ids
+// ceiling, time passed in) and prometheus.hpp (the /metrics text).
 //
 // The HTTP protocol itself (request line, headers, keep-alive, percent
 // decoding of the path and the query) is libmicrohttpd's; nothing here parses
