@@ -50,15 +50,15 @@ DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake
 #   the pure core (no PostgreSQL; in the extension, the inspector, every test binary)
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
             src/core/reservation.cpp src/core/lease.cpp src/core/handover.cpp src/core/etcd_schema.cpp \
-            src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_limits.cpp \
-            src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp src/core/text.cpp \
-            src/core/backup.cpp src/core/position.cpp src/core/wal_record.cpp
+            src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_request.cpp \
+            src/core/http_limits.cpp src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp \
+            src/core/text.cpp src/core/backup.cpp src/core/position.cpp src/core/wal_record.cpp
 #   the glue (the extension only)
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
             src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
-            src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/wal.cpp
+            src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
 #   the coordinator clients and the lease driver (the extension, build/etcd_client_tests)
 ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
 COORD_SRCS = src/coord/lease_driver.cpp
@@ -148,7 +148,7 @@ $(call untracked,$(OBJS)): $(ALL_HEADERS)
 # nlohmann-json without exceptions (the extension builds with -fno-exceptions).
 $(ETCD_SRCS:.cpp=.o): PG_CXXFLAGS += -DJSON_NOEXCEPTION
 # /metrics names the library's version (snowflake_build_info).
-src/pg/http_worker.o: override CXXFLAGS += -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"'
+src/pg/http_answers.o: override CXXFLAGS += -DSNOWFLAKE_VERSION='"$(SNOWFLAKE_VERSION)"'
 src/pg/http_worker.o: snowflake.control
 
 # ---------------------------------------------------------------------------

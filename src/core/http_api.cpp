@@ -152,6 +152,13 @@ const char* add_tokens(Tokens* t, const char* text) noexcept {
     return nullptr;
 }
 
+const char* token_file_problem(bool regular, bool owned_by_server_or_root, bool open_to_others) noexcept {
+    if (!regular) return "It is not a regular file.";
+    if (!owned_by_server_or_root) return "It is owned by neither the server's user nor root.";
+    if (open_to_others) return "It is readable or writable by group or others; allow its owner only (chmod 600).";
+    return nullptr;
+}
+
 bool authorized(const Tokens& t, const char* authorization) noexcept {
     if (!t.configured) return true;
     bool ok = false;

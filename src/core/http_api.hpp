@@ -1,8 +1,9 @@
 // Request handling of the HTTP endpoint (src/pg/http_worker.cpp), pure so
 // that it is unit-tested without a server: routing, the count and id
 // parameters, the Bearer token and Host checks, the listen address, and the
-// JSON answers. Beside it: http_limits.hpp (client timers and the ids ceiling,
-// time passed in) and prometheus.hpp (the /metrics text).
+// JSON answers. Beside it: http_request.hpp (the order of those checks and
+// the refusals they answer with), http_limits.hpp (client timers and the ids
+// ceiling, time passed in) and prometheus.hpp (the /metrics text).
 //
 // The HTTP protocol itself (request line, headers, keep-alive, percent
 // decoding of the path and the query) is libmicrohttpd's; nothing here parses
@@ -122,6 +123,13 @@ const char* add_tokens(Tokens* t, const char* text) noexcept;
 // spaces). Each comparison takes the same time wherever the first differing
 // byte is.
 bool authorized(const Tokens& t, const char* authorization) noexcept;
+
+// snowflake.http_token_file (read by src/pg/token_file.cpp): at most
+// kMaxTokenFileBytes, a regular file owned by the server's user or root that
+// its owner alone may read or write. What makes the file unusable from what
+// fstat() told, in that order, or nullptr.
+constexpr size_t kMaxTokenFileBytes = 4096;
+const char* token_file_problem(bool regular, bool owned_by_server_or_root, bool open_to_others) noexcept;
 
 // The count parameter: occurrences of "count" in the query, and the first
 // one's value (nullptr for "?count" without "="). Absent: 1. Accepted: decimal

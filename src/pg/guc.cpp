@@ -6,6 +6,7 @@
 // space, so at server start every value given for a snowflake.* setting is
 // checked again and a bad one stops the server with a FATAL.
 
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,6 +32,71 @@ extern "C" {
 }
 
 namespace snowflake::pg {
+namespace {
+
+// Every snowflake.* setting. Its name is written once, here: the definition
+// in define_settings(), the check at start of a value given before it, and
+// every message of this file that names it take it from this table.
+enum class Setting {
+    WorkerId,
+    Epoch,
+    ClockToleranceMs,
+    MaxClockErrorMs,
+    EtcdEndpoints,
+    ZookeeperHosts,
+    LeaseTtl,
+    LeasePrefix,
+    ClockBackwards,
+    HttpListen,
+    HttpToken,
+    HttpTokenFile,
+    HttpAllowUnauthenticated,
+    HttpMaxIdsPerSecond,
+};
+struct SettingName {
+    Setting setting;
+    const char* name;
+    bool secret;  // its value is never repeated in an error
+};
+constexpr SettingName kSettings[] = {
+    {Setting::WorkerId, "snowflake.worker_id", false},
+    {Setting::Epoch, "snowflake.epoch", false},
+    {Setting::ClockToleranceMs, "snowflake.clock_tolerance_ms", false},
+    {Setting::MaxClockErrorMs, "snowflake.max_clock_error_ms", false},
+    {Setting::EtcdEndpoints, "snowflake.etcd_endpoints", false},
+    {Setting::ZookeeperHosts, "snowflake.zookeeper_hosts", false},
+    {Setting::LeaseTtl, "snowflake.lease_ttl", false},
+    {Setting::LeasePrefix, "snowflake.lease_prefix", false},
+    {Setting::ClockBackwards, "snowflake.clock_backwards", false},
+    {Setting::HttpListen, "snowflake.http_listen", false},
+    {Setting::HttpToken, "snowflake.http_token", true},
+    {Setting::HttpTokenFile, "snowflake.http_token_file", false},
+    {Setting::HttpAllowUnauthenticated, "snowflake.http_allow_unauthenticated", false},
+    {Setting::HttpMaxIdsPerSecond, "snowflake.http_max_ids_per_second", false},
+};
+constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
+
+constexpr bool table_in_order() {
+    for (int i = 0; i < kSettingCount; i++)
+        if (static_cast<int>(kSettings[i].setting) != i) return false;
+    return true;
+}
+static_assert(table_in_order(), "kSettings lists the settings in the order of Setting");
+
+constexpr const char* name(Setting s) { return kSettings[static_cast<int>(s)].name; }
+
+// A text made once (a description, which PostgreSQL keeps by pointer, or a
+// hint) that names settings: formatted into TopMemoryContext.
+__attribute__((format(printf, 1, 2))) const char* text(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char buf[512];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return MemoryContextStrdup(TopMemoryContext, buf);
+}
+
+}  // namespace
 
 int worker_id = -1;
 int clock_tolerance_ms = 5;
@@ -62,7 +128,7 @@ bool leasing_configured() { return etcd_configured() || zookeeper_configured(); 
 
 const char* coordinator_display() { return zookeeper_configured() ? "ZooKeeper" : "etcd"; }
 const char* coordinator_setting() {
-    return zookeeper_configured() ? "snowflake.zookeeper_hosts" : "snowflake.etcd_endpoints";
+    return name(zookeeper_configured() ? Setting::ZookeeperHosts : Setting::EtcdEndpoints);
 }
 const char* coordinator_hosts() { return zookeeper_configured() ? zookeeper_hosts : etcd_endpoints; }
 
@@ -134,8 +200,12 @@ bool check_endpoints_hook(char** newval, void**, GucSource) {
         if (!snowflake::core::parse_endpoints(*newval, &endpoints, &reason))
             snprintf(why, sizeof(why), "%s", reason.c_str());
     }
-    return check_verdict(why, "List etcd client URLs as http://host:port, separated by commas, or "
-                              "leave it empty to use snowflake.worker_id as it is.");
+    char hint[200];
+    snprintf(hint, sizeof(hint),
+             "List etcd client URLs as http://host:port, separated by commas, or leave it empty to use %s "
+             "as it is.",
+             name(Setting::WorkerId));
+    return check_verdict(why, hint);
 }
 
 // snowflake.zookeeper_hosts' check hook.
@@ -203,91 +273,77 @@ const struct config_enum_entry kClockBackwardsOptions[] = {
 // one (at start the value is checked again: a FATAL, define_settings()).
 bool check_clock_backwards_hook(int* newval, void**, GucSource) {
     if (*newval != static_cast<int>(snowflake::core::ClockPolicy::Failover) || leasing_configured()) return true;
-    GUC_check_errdetail("snowflake.clock_backwards = failover needs leased worker ids.");
-    GUC_check_errhint("Set snowflake.etcd_endpoints or snowflake.zookeeper_hosts, or set "
-                      "snowflake.clock_backwards to refuse.");
+    GUC_check_errdetail("%s = failover needs leased worker ids.", name(Setting::ClockBackwards));
+    GUC_check_errhint("Set %s or %s, or set %s to refuse.", name(Setting::EtcdEndpoints),
+                      name(Setting::ZookeeperHosts), name(Setting::ClockBackwards));
     return false;
 }
-
-// Values given in the configuration before the settings were defined.
-struct GivenValue {
-    const char* name;
-    char* raw;  // palloc'd copy, or nullptr when not given
-    bool secret = false;  // not repeated in the error
-};
 
 }  // namespace
 
 // One coordinator: both settings given is a FATAL naming both (guc.hpp).
 void check_one_coordinator() {
     if (!etcd_configured() || !zookeeper_configured()) return;
-    ereport(FATAL,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("snowflake.etcd_endpoints and snowflake.zookeeper_hosts are both set"),
-             errdetail("Worker ids are leased from one coordinator: etcd or ZooKeeper."),
-             errhint("Clear one of snowflake.etcd_endpoints and snowflake.zookeeper_hosts in the "
-                     "server configuration.")));
+    ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s and %s are both set", name(Setting::EtcdEndpoints), name(Setting::ZookeeperHosts)),
+                    errdetail("Worker ids are leased from one coordinator: etcd or ZooKeeper."),
+                    errhint("Clear one of %s and %s in the server configuration.", name(Setting::EtcdEndpoints),
+                            name(Setting::ZookeeperHosts))));
 }
 
 // Defines the settings and checks again the values given before (guc.hpp).
 void define_settings() {
-    GivenValue given[] = {{"snowflake.worker_id", nullptr},
-                          {"snowflake.epoch", nullptr},
-                          {"snowflake.clock_tolerance_ms", nullptr},
-                          {"snowflake.max_clock_error_ms", nullptr},
-                          {"snowflake.etcd_endpoints", nullptr},
-                          {"snowflake.zookeeper_hosts", nullptr},
-                          {"snowflake.lease_ttl", nullptr},
-                          {"snowflake.lease_prefix", nullptr},
-                          {"snowflake.clock_backwards", nullptr},
-                          {"snowflake.http_listen", nullptr},
-                          {"snowflake.http_token", nullptr, true},
-                          {"snowflake.http_token_file", nullptr},
-                          {"snowflake.http_allow_unauthenticated", nullptr},
-                          {"snowflake.http_max_ids_per_second", nullptr}};
-    for (auto& g : given) {
-        const char* raw = GetConfigOption(g.name, true, false);
-        g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
+    // The values given in the configuration before the settings are defined
+    // (palloc'd copies, or nullptr when not given), for every setting.
+    char* given[kSettingCount];
+    for (int i = 0; i < kSettingCount; i++) {
+        const char* raw = GetConfigOption(kSettings[i].name, true, false);
+        given[i] = raw != nullptr ? pstrdup(raw) : nullptr;
     }
 
-    DefineCustomIntVariable("snowflake.worker_id",
+    // One call per setting, laid out by hand.
+    // clang-format off
+    DefineCustomIntVariable(name(Setting::WorkerId),
                             "Worker id of this node, written into every Snowflake id.",
-                            "0 to 1023, unique among all nodes that issue ids into the same "
-                            "tables; -1 (the default) leaves it unset: ids are refused, or, with "
-                            "snowflake.etcd_endpoints, any free id is leased.",
+                            text("0 to 1023, unique among all nodes that issue ids into the same "
+                                 "tables; -1 (the default) leaves it unset: ids are refused, or, with "
+                                 "%s, any free id is leased.",
+                                 name(Setting::EtcdEndpoints)),
                             &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0,
                             nullptr, nullptr, nullptr);
-    DefineCustomStringVariable("snowflake.epoch",
+    DefineCustomStringVariable(name(Setting::Epoch),
                                "Start of the 41-bit millisecond range of Snowflake ids.",
                                "An ISO 8601 timestamp with an explicit UTC offset; the clock "
                                "must lie in the 41-bit range that starts there.",
                                &epoch_text, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch_hook,
                                assign_epoch_hook, nullptr);
-    DefineCustomIntVariable("snowflake.clock_tolerance_ms",
+    DefineCustomIntVariable(name(Setting::ClockToleranceMs),
                             "How far the clock may be behind the last id before ids are refused.",
                             "A clock behind by at most this is waited out; further behind, "
                             "snowflake_nextval() raises an error.",
                             &clock_tolerance_ms, 5, 0, kMaxToleranceMs, PGC_SIGHUP, GUC_UNIT_MS,
                             nullptr, nullptr, nullptr);
-    DefineCustomIntVariable("snowflake.max_clock_error_ms",
+    DefineCustomIntVariable(name(Setting::MaxClockErrorMs),
                             "Largest maximum clock error the kernel may report for ids to be issued.",
                             "0 (the default) checks nothing; otherwise ids are refused while the "
                             "kernel reports the clock unsynchronised or its maximum error above this.",
                             &max_clock_error_ms, 0, 0, 60000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
                             nullptr, nullptr);
-    DefineCustomStringVariable("snowflake.etcd_endpoints",
+    DefineCustomStringVariable(name(Setting::EtcdEndpoints),
                                "etcd client URLs to lease the worker id from.",
-                               "Comma-separated http://host:port; empty (the default): no "
-                               "leasing, snowflake.worker_id is used as it is.",
+                               text("Comma-separated http://host:port; empty (the default): no "
+                                    "leasing, %s is used as it is.",
+                                    name(Setting::WorkerId)),
                                &etcd_endpoints, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_endpoints_hook, nullptr, nullptr);
-    DefineCustomStringVariable("snowflake.zookeeper_hosts",
+    DefineCustomStringVariable(name(Setting::ZookeeperHosts),
                                "ZooKeeper servers to lease the worker id from.",
-                               "A connect string, host:port[,host:port...][/chroot]; empty (the "
-                               "default): not used. Set it or snowflake.etcd_endpoints, not both.",
+                               text("A connect string, host:port[,host:port...][/chroot]; empty (the "
+                                    "default): not used. Set it or %s, not both.",
+                                    name(Setting::EtcdEndpoints)),
                                &zookeeper_hosts, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_zookeeper_hosts_hook, nullptr, nullptr);
-    DefineCustomIntVariable("snowflake.lease_ttl",
+    DefineCustomIntVariable(name(Setting::LeaseTtl),
                             "Time to live of the worker id lease in etcd (the session timeout asked of ZooKeeper).",
                             "The node stops issuing ids before the lease can have expired: "
                             "keepalives every third of it. ZooKeeper may grant another session "
@@ -295,13 +351,13 @@ void define_settings() {
                             &lease_ttl_s, snowflake::core::kDefaultLeaseTtlS,
                             snowflake::core::kMinLeaseTtlS, snowflake::core::kMaxLeaseTtlS,
                             PGC_POSTMASTER, GUC_UNIT_S | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
-    DefineCustomStringVariable("snowflake.lease_prefix",
+    DefineCustomStringVariable(name(Setting::LeasePrefix),
                                "etcd key prefix (ZooKeeper znode path) of the worker id leases.",
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);
     // After the coordinators' settings: its check reads them.
-    DefineCustomEnumVariable("snowflake.clock_backwards",
+    DefineCustomEnumVariable(name(Setting::ClockBackwards),
                              "What a node with a leased worker id does when its clock steps back.",
                              "refuse (the default): ids are refused (SF001) until the clock passes "
                              "the last id; failover: ids go on under a backup worker id, leased like "
@@ -309,54 +365,56 @@ void define_settings() {
                              &clock_backwards, static_cast<int>(snowflake::core::ClockPolicy::Refuse),
                              kClockBackwardsOptions, PGC_SIGHUP, 0, check_clock_backwards_hook, nullptr,
                              nullptr);
-    DefineCustomStringVariable("snowflake.http_listen",
+    DefineCustomStringVariable(name(Setting::HttpListen),
                                "Address of the HTTP endpoint that hands out ids, host:port.",
                                "Empty (the default) turns it off; ':port' listens on 127.0.0.1. "
                                "See \"Ids over HTTP\" in the README.",
                                &http_listen, "", PGC_POSTMASTER, 0, check_http_listen_hook, nullptr,
                                nullptr);
-    DefineCustomStringVariable("snowflake.http_token",
+    DefineCustomStringVariable(name(Setting::HttpToken),
                                "Bearer token the HTTP endpoint requires on every path but the health probes.",
                                "Empty (the default): no token is asked for. Two tokens separated by a "
                                "comma are both accepted (a rotation). Shown only as ********.",
                                &http_token, "", PGC_SIGHUP,
                                GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
                                check_http_token_hook, nullptr, show_http_token);
-    DefineCustomStringVariable("snowflake.http_token_file",
+    DefineCustomStringVariable(name(Setting::HttpTokenFile),
                                "File with the Bearer token(s) of the HTTP endpoint, one per line.",
                                "Empty (the default): none. Read at start and at every reload; it must "
                                "not be readable by group or others. Relative to the data directory.",
                                &http_token_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr,
                                nullptr);
-    DefineCustomBoolVariable("snowflake.http_allow_unauthenticated",
+    DefineCustomBoolVariable(name(Setting::HttpAllowUnauthenticated),
                              "Allows the HTTP endpoint without a token on a non-loopback address.",
                              "Off (the default): such a configuration stops the server at start.",
                              &http_allow_unauthenticated, false, PGC_SIGHUP, 0, nullptr, nullptr,
                              nullptr);
-    DefineCustomIntVariable("snowflake.http_max_ids_per_second",
+    DefineCustomIntVariable(name(Setting::HttpMaxIdsPerSecond),
                             "Most ids per second the HTTP endpoint hands out; more are refused with 429.",
                             "0 turns the ceiling off; the default is half of what one node can issue "
                             "(4,096 ids a millisecond), so that SQL callers keep the rest.",
                             &http_max_ids_per_second, kDefaultHttpMaxIdsPerSecond, 0, 4096000,
                             PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    // clang-format on
     MarkGUCPrefixReserved("snowflake");
 
     // Check each given value again through the GUC machinery, without applying
     // it; a value that failed when PostgreSQL applied it fails again here.
-    for (auto& g : given) {
-        if (g.raw == nullptr) continue;
+    for (int i = 0; i < kSettingCount; i++) {
+        const SettingName& g = kSettings[i];
+        const char* raw = given[i];
+        if (raw == nullptr) continue;
         CaughtError e;
         const bool valid = call_catching_error(
             [&] {
-                (void)set_config_option(g.name, g.raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET, false,
-                                        ERROR, false);
+                (void)set_config_option(g.name, raw, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET, false, ERROR,
+                                        false);
             },
             &e);
         if (!valid) {
             ereport(FATAL,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("invalid value for parameter \"%s\": \"%s\"", g.name,
-                            g.secret ? "(not shown)" : g.raw),
+                     errmsg("invalid value for parameter \"%s\": \"%s\"", g.name, g.secret ? "(not shown)" : raw),
                      e.detail[0] != '\0' ? errdetail("%s", e.detail) : errdetail("%s.", e.message),
                      // The error's own hint first when it has one: a check's
                      // (clock_backwards: the coordinators' settings) or
@@ -379,15 +437,15 @@ TimestampTz current_epoch() {
     // database's or the connection's settings); a SET does not change it.
     // Decoding does not depend on the clock, so only the text is checked.
     const char* raw = nullptr;
-    if (GetConfigOption("snowflake.epoch", true, false) != nullptr)
-        raw = GetConfigOptionResetString("snowflake.epoch");
+    if (GetConfigOption(name(Setting::Epoch), true, false) != nullptr)
+        raw = GetConfigOptionResetString(name(Setting::Epoch));
     if (raw == nullptr || raw[0] == '\0') raw = kDefaultEpoch;
     TimestampTz ts = 0;
     if (const char* why = validate_epoch(raw, &ts)) {
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"", raw),
-                        errdetail("%s", why),
-                        errhint("Correct snowflake.epoch in the server configuration.")));
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("invalid value for parameter \"%s\": \"%s\"", name(Setting::Epoch), raw),
+                 errdetail("%s", why), errhint("Correct %s in the server configuration.", name(Setting::Epoch))));
     }
     return ts;
 }
@@ -396,26 +454,28 @@ TimestampTz current_epoch() {
 void warn_if_clock_outside_epoch() {
     const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
     const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
-    const char* why = nullptr;
+    char why[256];
     switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
         case snowflake::core::EpochCheck::InFuture:
-            why = "The clock reads a time before snowflake.epoch.";
+            snprintf(why, sizeof(why), "The clock reads a time before %s.", name(Setting::Epoch));
             break;
         case snowflake::core::EpochCheck::TooLittleRange:
-            why = "Less than a year of the 41-bit millisecond range (about 69.7 years) that starts "
-                  "at snowflake.epoch is left, or the clock is past its end.";
+            snprintf(why, sizeof(why),
+                     "Less than a year of the 41-bit millisecond range (about 69.7 years) that starts "
+                     "at %s is left, or the clock is past its end.",
+                     name(Setting::Epoch));
             break;
         case snowflake::core::EpochCheck::Ok:
             return;
     }
     char* clock_text = pstrdup(timestamptz_to_str(GetCurrentTimestamp()));
-    ereport(WARNING,
-            (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
-             errmsg("system clock %s does not fit snowflake.epoch %s", clock_text,
-                    timestamptz_to_str(epoch_value)),
-             errdetail("%s snowflake_nextval() refuses ids (SQLSTATE SF002) while this lasts.", why),
-             errhint("Check the system clock and its time synchronisation, or choose a "
-                     "snowflake.epoch that covers the clock.")));
+    ereport(WARNING, (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
+                      errmsg("system clock %s does not fit %s %s", clock_text, name(Setting::Epoch),
+                             timestamptz_to_str(epoch_value)),
+                      errdetail("%s snowflake_nextval() refuses ids (SQLSTATE SF002) while this lasts.", why),
+                      errhint("Check the system clock and its time synchronisation, or choose a "
+                              "%s that covers the clock.",
+                              name(Setting::Epoch))));
 }
 
 }  // namespace snowflake::pg

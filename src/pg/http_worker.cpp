@@ -10,13 +10,12 @@
 // inside MHD_run, so PostgreSQL functions are only ever called from the
 // process's main thread.
 //
-// The decisions (routing, count, id, token) and the output formats are pure
-// (core/http_api.hpp). The id path raises errors with ereport: each call
-// into it goes through call_catching_error() (ereport_guard.hpp) with only
-// plain data in scope, and an error becomes a 503 answer with the SQLSTATE,
-// message and hint of the SQL error. A batch that fails midway is answered
-// with the error only; the ids taken before it are dropped (a gap, never an
-// id given twice). An error can never unwind through libmicrohttpd's frames.
+// The decisions are pure: the order of a request's checks and their
+// refusals (core/http_request.hpp), routing, count, id, tokens and the output
+// formats (core/http_api.hpp). The answers of each path are
+// http_answers.cpp's (an error of the id path becomes a 503 there, and can
+// never unwind through libmicrohttpd's frames); the token file is read by
+// token_file.cpp.
 //
 // Limits: at most http::kMaxConnections connections; http::kSpareConnections
 // more are accepted only to be answered 503 with Retry-After and closed
@@ -46,32 +45,20 @@
 #include <cstring>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "../core/clock_health.hpp"
-#include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/http_limits.hpp"
-#include "../core/layout.hpp"
-#include "../core/lease.hpp"
-#include "../core/mark.hpp"
+#include "../core/http_request.hpp"
 #include "../core/prometheus.hpp"
-#include "../core/stats_snapshot.hpp"
-#include "../core/uuid.hpp"
 #include "http_worker.hpp"
 #include "bgworker.hpp"
 #include "clock.hpp"
-#include "ereport_guard.hpp"
 #include "guc.hpp"
-#include "health.hpp"
-#include "id_path.hpp"
-#include "stats.hpp"
-#include "uuidv7.hpp"
+#include "http_answers.hpp"
+#include "token_file.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -85,7 +72,6 @@ extern "C" {
 PGDLLEXPORT void snowflake_http_worker_main(Datum arg);
 }
 
-namespace core = snowflake::core;
 namespace http = snowflake::core::http;
 
 namespace snowflake::pg {
@@ -93,10 +79,6 @@ namespace {
 
 constexpr long kTurnMs = 100;  // longest wait between turns of the loop
 constexpr size_t kConnectionMemory = 16 * 1024;
-constexpr size_t kMetricsCapacity = 64 * 1024;  // the worst case is under 48 KiB (http_api_test)
-constexpr size_t kSmallCapacity = 2048;
-// An error's message, detail and hint (511 bytes each) escaped at worst.
-constexpr size_t kErrorCapacity = 10 * 1024;
 constexpr int kRestartS = 5;  // bgw_restart_time
 
 MemoryContext request_cxt = nullptr;
@@ -115,10 +97,6 @@ http::IdRateLimit id_rate;
 
 // Requests answered since this worker started (/metrics).
 http::RequestStats request_stats;
-
-#ifndef SNOWFLAKE_VERSION
-#define SNOWFLAKE_VERSION ""
-#endif
 
 // The monotonic clock in milliseconds (client time limits).
 int64_t mono_ms() { return monotonic_us() / 1000; }
@@ -172,164 +150,6 @@ void close_overdue_clients(int64_t now_ms) {
         ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: closed %d connection(s) past their time", n)));
 }
 
-// Fills ids[0..count-1] from the node's generator, a millisecond's worth
-// (at most 4,096) per call. Raises the id path's errors.
-void fill_ids(int64_t* ids, int32_t count) {
-    int32_t got = 0;
-    while (got < count) {
-        const core::Next r = issue_ids(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs);
-        for (int32_t i = 0; i < r.count; i++) ids[got + i] = r.first_id + i;
-        got += r.count;
-    }
-}
-
-// Fills out[0..count-1] with new UUIDv7 values. Raises uuidv7's errors.
-void fill_uuids(core::Uuid* out, int32_t count) {
-    for (int32_t i = 0; i < count; i++) out[i] = new_uuidv7();
-}
-
-// An answer: status, a malloc'd body (nullptr: a fixed one) and what goes in
-// the headers.
-struct Reply {
-    unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-    char* body = nullptr;
-    size_t len = 0;
-    const char* content_type = "application/json";
-    const char* allow = nullptr;  // 405
-    bool www_authenticate = false;  // 401
-    int64_t retry_after_s = 0;      // > 0: "Retry-After" (503 of the id path: 1)
-    bool close = false;             // "Connection: close"
-};
-
-const char kOutOfMemory[] =
-    "{\"code\":\"53200\",\"message\":\"out of memory\",\"hint\":\"Ask for fewer ids per request.\"}";
-
-// An error answer: status and a JSON body with the SQLSTATE and texts.
-void error_reply(Reply* r, unsigned status, const char* code, const char* message, const char* hint,
-                 const char* detail = nullptr) {
-    r->status = status;
-    r->content_type = "application/json";
-    r->body = static_cast<char*>(malloc(kErrorCapacity));
-    if (r->body == nullptr) return;
-    r->len = http::format_error_json(r->body, kErrorCapacity, code, message, detail, hint);
-    if (r->len == 0) {  // cannot happen with the texts used here: kept whole
-        free(r->body);
-        r->body = nullptr;
-    }
-}
-
-// An error of the id path: 503 with the SQL error, retry after a second.
-void id_error_reply(Reply* r, const CaughtError& e) {
-    error_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, e.code, e.message, e.hint, e.detail);
-    r->retry_after_s = 1;
-}
-
-// A batch answer: count values made by fill (its errors caught: 503), as
-// JSON by format; false (and 500 or 503 in *r) unless the answer is made.
-template <typename T>
-bool batch_reply(Reply* r, int32_t count, size_t cap, void (*fill)(T*, int32_t),
-                 size_t (*format)(char*, size_t, const T*, int32_t)) {
-    auto* values = static_cast<T*>(malloc(sizeof(T) * static_cast<size_t>(count)));
-    char* body = static_cast<char*>(malloc(cap));
-    if (values == nullptr || body == nullptr) {
-        free(values);
-        free(body);
-        return false;  // 500, out of memory
-    }
-    CaughtError err;
-    if (!call_catching_error([&] { fill(values, count); }, &err)) {
-        free(values);
-        free(body);
-        id_error_reply(r, err);
-        return false;
-    }
-    r->len = format(body, cap, values, count);
-    free(values);
-    r->body = body;
-    r->status = MHD_HTTP_OK;
-    return true;
-}
-
-// /v1/ids/batch: count ids as JSON.
-void ids_batch(Reply* r, int32_t count) {
-    // A request waits for ids (the next millisecond, a reservation, the
-    // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
-    // then a 503 the client may retry, so that one request never holds the
-    // worker (and /healthz) for long.
-    id_wait_deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
-    const bool answered = batch_reply<int64_t>(r, count, http::ids_json_capacity(count), fill_ids,
-                                               http::format_ids_json);
-    id_wait_deadline_us = 0;
-    if (answered) request_stats.add_ids(count);
-}
-
-// /v1/uuids/batch: count UUIDv7 values as JSON.
-void uuids_batch(Reply* r, int32_t count) {
-    if (batch_reply<core::Uuid>(r, count, http::uuids_json_capacity(count), fill_uuids,
-                                http::format_uuids_json))
-        request_stats.add_uuids(count);
-}
-
-// /v1/ids/{id}: the id decoded.
-void decode(Reply* r, const char* id_text) {
-    int64_t id = 0;
-    if (!http::parse_id(id_text, &id)) {
-        error_reply(r, MHD_HTTP_BAD_REQUEST, "22P02", "invalid snowflake id",
-                    "Give the id in the path as decimal digits, 0 to 9223372036854775807.");
-        return;
-    }
-    r->body = static_cast<char*>(malloc(kSmallCapacity));
-    if (r->body == nullptr) return;
-    r->len = http::format_decoded_json(r->body, kSmallCapacity, id,
-                                       core::floor_div(epoch_unix_us(), 1000));
-    r->status = MHD_HTTP_OK;
-}
-
-// /readyz (and /healthz): the full reason only to a request with a valid
-// token; to others what is wrong without the details (etcd endpoints and
-// errors, the lease holder's host, port and system identifier).
-void readyz(Reply* r, bool full_reason) {
-    char code[6] = "";
-    char reason[512] = "";
-    char brief[512] = "";
-    const bool ready = generator_ready(code, reason, sizeof(reason));
-    if (!full_reason) (void)http::short_reason(brief, sizeof(brief), reason);
-    r->body = static_cast<char*>(malloc(kSmallCapacity));
-    if (r->body == nullptr) return;
-    r->len = http::format_health_json(r->body, kSmallCapacity, ready, code, full_reason ? reason : brief);
-    r->status = ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
-}
-
-// /livez: the worker answers (whatever the generator's state).
-void livez(Reply* r) {
-    r->body = static_cast<char*>(malloc(kSmallCapacity));
-    if (r->body == nullptr) return;
-    r->len = http::format_health_json(r->body, kSmallCapacity, true, nullptr, nullptr);
-    r->status = MHD_HTTP_OK;
-}
-
-// /metrics: the statistics in Prometheus' text format.
-void metrics(Reply* r) {
-    StatsSnapshot s;
-    CaughtError err;
-    if (!call_catching_error([&] { s = take_stats_snapshot(); }, &err)) {
-        id_error_reply(r, err);
-        return;
-    }
-    char code[6];
-    char reason[256];
-    http::Health h;
-    h.ready = generator_ready(code, reason, sizeof(reason));
-    h.now_ms = now_ms(s.epoch_unix_us);
-    h.version = SNOWFLAKE_VERSION;
-    h.requests = &request_stats;
-    r->body = static_cast<char*>(malloc(kMetricsCapacity));
-    if (r->body == nullptr) return;
-    r->len = http::format_metrics(r->body, kMetricsCapacity, s, h);
-    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r->status = MHD_HTTP_OK;
-}
-
 // The query's parameters: the first kMaxNames names (enough: an endpoint
 // takes at most one), and the first "count" value.
 constexpr int kMaxNames = 32;
@@ -348,74 +168,33 @@ MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* va
     return MHD_YES;
 }
 
-// What to answer to a request whose headers are complete.
+// What to answer to a request whose headers are complete: the core's
+// checks in their order (core/http_request.hpp), then the endpoint.
 void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
-    const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (route.endpoint != http::Endpoint::Livez &&
-        !http::exposure_allowed(listen_kind, tokens.configured, http_allow_unauthenticated)) {
-        // The token was removed at a reload: the server would not start so.
-        // (/livez still answers: a liveness probe must not restart the server.)
-        error_reply(r, MHD_HTTP_FORBIDDEN, "28000", "no token is set for a non-loopback address",
-                    "Set snowflake.http_token or snowflake.http_token_file, or "
-                    "snowflake.http_allow_unauthenticated = on, and reload.");
-        return;
-    }
-    if (!tokens.configured) {
-        const char* host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-        if (!http::host_allowed(host, listen_address, listen_kind)) {
-            char message[200];
-            snprintf(message, sizeof(message), "host \"%.100s\" is not the address of this endpoint", host);
-            error_reply(r, MHD_HTTP_FORBIDDEN, "28000", message,
-                        "Without snowflake.http_token, requests must name the listen address or "
-                        "localhost in Host (a defence against DNS rebinding); set a token to serve "
-                        "other names.");
-            return;
-        }
-    }
-    const bool authorized = http::authorized(tokens, auth);
-    if (http::needs_token(route.endpoint) && !authorized) {
-        error_reply(r, MHD_HTTP_UNAUTHORIZED, "28000", "missing or wrong bearer token",
-                    "Send the header \"Authorization: Bearer\" with a token of snowflake.http_token "
-                    "or snowflake.http_token_file.");
-        r->www_authenticate = true;
-        return;
-    }
-    if (route.endpoint == http::Endpoint::NotFound) {
-        error_reply(r, MHD_HTTP_NOT_FOUND, "42704", "no such path",
-                    "Paths: /v1/ids/batch?count=N, /v1/ids/{id}, /v1/uuids/batch?count=N, /livez, "
-                    "/readyz (or /healthz), /metrics.");
-        return;
-    }
-    if (!route.method_allowed) {
-        error_reply(r, MHD_HTTP_METHOD_NOT_ALLOWED, "0A000", "method not allowed",
-                    "Use GET (or HEAD where it changes nothing).");
-        r->allow = http::allowed_methods(route.endpoint);
-        return;
-    }
     QueryArgs args;
     (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
-    const http::QueryVerdict q = http::check_query(route.endpoint, args.names, args.n);
-    if (q.kind != http::QueryVerdict::Kind::Ok) {
-        char message[200];
-        if (q.kind == http::QueryVerdict::Kind::Repeated)
-            snprintf(message, sizeof(message), "query parameter \"%.64s\" is given more than once", q.name);
-        else
-            snprintf(message, sizeof(message), "unknown query parameter \"%.64s\"", q.name);
-        error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", message,
-                    route.endpoint == http::Endpoint::IdsBatch || route.endpoint == http::Endpoint::UuidsBatch
-                        ? "This path takes one parameter, count, at most once."
-                        : "This path takes no query parameters.");
+    http::Request rq;
+    rq.route = route;
+    rq.host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    rq.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    rq.query_names = args.names;
+    rq.query_name_count = args.n;
+    rq.count_occurrences = args.counts;
+    rq.count = args.count;
+    http::Access access;
+    access.tokens = &tokens;
+    access.listen = &listen_address;
+    access.kind = listen_kind;
+    access.allow_unauthenticated = http_allow_unauthenticated;
+    const http::Decision d = http::check_request(rq, access);
+    if (d.failed != http::Check::Passed) {
+        refusal_reply(r, d.refusal);
         return;
     }
-    int32_t count = 1;
+    const int32_t count = d.count;
     switch (route.endpoint) {
         case http::Endpoint::IdsBatch:
         case http::Endpoint::UuidsBatch:
-            if (!http::parse_count(args.counts, args.count, &count)) {
-                error_reply(r, MHD_HTTP_BAD_REQUEST, "22023", http::kCountMessage.text,
-                            "Give count once, as decimal digits; without it, one value is returned.");
-                return;
-            }
             if (route.endpoint == http::Endpoint::IdsBatch) {
                 const http::IdRateLimit::Verdict v = id_rate.take(count, monotonic_us());
                 if (!v.allowed) {
@@ -428,9 +207,9 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
                     r->retry_after_s = v.retry_after_s;
                     return;
                 }
-                ids_batch(r, count);
+                if (ids_batch(r, count)) request_stats.add_ids(count);
             } else {
-                uuids_batch(r, count);
+                if (uuids_batch(r, count)) request_stats.add_uuids(count);
             }
             return;
         case http::Endpoint::IdDecode:
@@ -439,12 +218,8 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
         case http::Endpoint::Livez:
             livez(r);
             return;
-        case http::Endpoint::Readyz:
-            readyz(r, tokens.configured && authorized);
-            return;
-        case http::Endpoint::Metrics:
-            metrics(r);
-            return;
+        case http::Endpoint::Readyz: readyz(r, d.full_reason); return;
+        case http::Endpoint::Metrics: metrics(r, request_stats); return;
         case http::Endpoint::NotFound:
             return;
     }
@@ -506,8 +281,11 @@ MHD_Result handle_request(void*, MHD_Connection* c, const char* url, const char*
     if (*con_cls == nullptr && !clocks.admitted(slot)) {
         *con_cls = &marker;
         Reply r;
-        error_reply(&r, MHD_HTTP_SERVICE_UNAVAILABLE, "53300", "too many connections",
-                    "The endpoint serves 64 connections at once; retry, or keep fewer connections open.");
+        char hint[128];
+        snprintf(hint, sizeof(hint),
+                 "The endpoint serves %d connections at once; retry, or keep fewer connections open.",
+                 http::kMaxConnections);
+        error_reply(&r, MHD_HTTP_SERVICE_UNAVAILABLE, "53300", "too many connections", hint);
         r.retry_after_s = 1;
         return answer_and_close(c, version, &r);
     }
@@ -560,55 +338,6 @@ __attribute__((format(printf, 2, 0))) void log_mhd(void*, const char* fmt, va_li
     const size_t n = strlen(buf);
     if (n > 0 && buf[n - 1] == '\n') buf[n - 1] = '\0';
     ereport(DEBUG1, (errmsg_internal("snowflake HTTP endpoint: %s", buf)));
-}
-
-// The tokens of snowflake.http_token and snowflake.http_token_file, into
-// *out (configured when either is set). Plain POSIX calls, no error raised:
-// nullptr, or why the file was not used (then none of its tokens is in
-// *out, which stays configured: nothing is accepted rather than anything).
-const char* load_tokens(http::Tokens* out, char* why, size_t cap) {
-    *out = http::Tokens{};
-    const bool has_file = http_token_file != nullptr && http_token_file[0] != '\0';
-    out->configured = has_file || (http_token != nullptr && http_token[0] != '\0');
-    // The setting's check hook accepted it.
-    if (http::add_tokens(out, http_token) != nullptr) return "snowflake.http_token is invalid.";
-    if (!has_file) return nullptr;
-    // O_NONBLOCK: a FIFO must not hold up the start (it is refused below).
-    const int fd = open(http_token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        snprintf(why, cap, "could not open it: %s.", strerror(errno));
-        return why;
-    }
-    struct stat st;
-    char text[4097];
-    ssize_t n = 0;
-    const char* problem = nullptr;
-    if (fstat(fd, &st) != 0) {
-        snprintf(why, cap, "could not stat it: %s.", strerror(errno));
-        problem = why;
-    } else if (!S_ISREG(st.st_mode)) {
-        problem = "It is not a regular file.";
-    } else if (st.st_uid != geteuid() && st.st_uid != 0) {
-        problem = "It is owned by neither the server's user nor root.";
-    } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-        problem = "It is readable or writable by group or others; allow its owner only (chmod 600).";
-    } else if ((n = read(fd, text, sizeof(text) - 1)) < 0) {
-        snprintf(why, cap, "could not read it: %s.", strerror(errno));
-        problem = why;
-    } else if (n == static_cast<ssize_t>(sizeof(text) - 1)) {
-        problem = "It is longer than 4 kB.";
-    }
-    close(fd);
-    if (problem != nullptr) return problem;
-    text[n] = '\0';
-    http::Tokens from_file = *out;
-    if (const char* bad = http::add_tokens(&from_file, text)) {
-        snprintf(why, cap, "%s", bad);
-        return why;
-    }
-    *out = from_file;
-    memset(text, 0, sizeof(text));
-    return nullptr;
 }
 
 // At start and at every reload, in the worker: the tokens and the ceiling.
@@ -716,7 +445,6 @@ extern "C" void snowflake_http_worker_main(Datum) {
     namespace sp = snowflake::pg;
     sp::start_background_worker(nullptr);
 
-    sp::id_wait_yields = true;
     sp::request_cxt = AllocSetContextCreate(TopMemoryContext, "snowflake HTTP request",
                                             ALLOCSET_DEFAULT_SIZES);
     sp::load_settings();

@@ -48,9 +48,6 @@ namespace core = snowflake::core;
 
 namespace snowflake::pg {
 
-bool id_wait_yields = false;
-int64_t id_wait_deadline_us = 0;
-
 namespace {
 
 // The longest wait between two decisions.
@@ -65,13 +62,13 @@ constexpr int64_t kBackupWaitUs = 5 * 1000 * 1000;
 // before it reports the failure (SF003).
 constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
 
-// The HTTP worker's limits on a wait (id_wait_deadline_us).
-void check_wait_limit() {
-    if (id_wait_deadline_us == 0) return;
+// The caller's limit on a wait (IdWait::deadline_us).
+void check_wait_limit(const IdWait& wait) {
+    if (wait.deadline_us == 0) return;
     if (ShutdownRequestPending)
         ereport(ERROR, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("the server is shutting down"),
                         errhint("Ask another node, or this one again once it is back.")));
-    if (monotonic_us() >= id_wait_deadline_us)
+    if (monotonic_us() >= wait.deadline_us)
         ereport(ERROR,
                 (errcode(ERRCODE_QUERY_CANCELED), errmsg("ids were not ready within %lld ms",
                                                           static_cast<long long>(kRequestWaitLimitMs)),
@@ -113,8 +110,8 @@ void check_clock_health() {
 // Waits for the clock to reach the start of millisecond target_ms, for at
 // most one slice: returns early when the clock steps back, so that the
 // caller decides again. Interruptible; spins for the last two milliseconds
-// (sleeps them in precise pg_usleep() steps where id_wait_yields is set).
-void wait_slice(int64_t target_ms, int64_t epoch_us) {
+// (sleeps them in precise pg_usleep() steps where the caller yields).
+void wait_slice(int64_t target_ms, int64_t epoch_us, const IdWait& wait) {
     const int64_t target_us = target_ms * 1000;
     const int64_t start_us = unix_now_us() - epoch_us;
     const int64_t slice_end = monotonic_us() + kSliceMs * 1000;
@@ -128,7 +125,7 @@ void wait_slice(int64_t target_ms, int64_t epoch_us) {
             (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
                             PG_WAIT_EXTENSION);
             ResetLatch(MyLatch);
-        } else if (id_wait_yields) {
+        } else if (wait.yields) {
             // A signal ends the sleep early; the loop then checks again.
             pg_usleep(static_cast<long>(remaining_us));
         }
@@ -347,7 +344,7 @@ core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
 }
 
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
-core::Next issue_ids(int32_t max_count) {
+core::Next issue_ids(int32_t max_count, const IdWait& wait) {
     require_generator();
     check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
     if (max_clock_error_ms > 0) check_clock_health();
@@ -385,9 +382,7 @@ core::Next issue_ids(int32_t max_count) {
                 return r;
             case core::Status::WaitNextMs:
             case core::Status::WaitClock:
-            case core::Status::WaitFloor:
-                wait_slice(r.wait_until_ms, epoch_us);
-                break;
+            case core::Status::WaitFloor: wait_slice(r.wait_until_ms, epoch_us, wait); break;
             case core::Status::ClockBehind:
                 // snowflake.clock_backwards = failover: a backup worker id
                 // takes over, or the refusal says why none did.
@@ -430,7 +425,7 @@ core::Next issue_ids(int32_t max_count) {
         CHECK_FOR_INTERRUPTS();
         // A wait may outlast the lease (a change of hands moves the word).
         if (!lease_allows_ids()) refuse_no_lease();
-        check_wait_limit();
+        check_wait_limit(wait);
     }
 }
 

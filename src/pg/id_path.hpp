@@ -9,24 +9,29 @@
 
 namespace snowflake::pg {
 
+// How a call of issue_ids() may wait. Backends pass kBackendWait: no limit
+// (statement_timeout applies) and spinning (lowest latency).
+struct IdWait {
+    // Whether waits for the next millisecond (a millisecond's 4,096 ids used
+    // up) sleep instead of spinning for their last two milliseconds: the
+    // HTTP worker's, which shares the CPUs with its clients.
+    bool yields = false;
+    // A limit on the wait, on the monotonic clock in microseconds (0: none),
+    // also ended by a shutdown request (ShutdownRequestPending): the HTTP
+    // worker's, kRequestWaitLimitMs from the request's start; its ids then
+    // fail with 57014 (canceling statement due to the limit) or 57P01
+    // (shutdown).
+    int64_t deadline_us = 0;
+};
+inline constexpr IdWait kBackendWait{};
+constexpr int64_t kRequestWaitLimitMs = 1000;
+
 // Issues up to max_count (1 to kIdsPerMs) ids of one millisecond:
 // r.first_id .. r.first_id + r.count - 1, waiting as needed in
-// interruptible slices. Raises an error (ereport) when ids cannot be
-// issued: callers outside a SQL function (a background worker) call it
-// through call_catching_error() (ereport_guard.hpp).
-snowflake::core::Next issue_ids(int32_t max_count);
-// Whether this process's waits for the next millisecond (a millisecond's
-// 4,096 ids used up) sleep instead of spinning for their last two
-// milliseconds: set by the HTTP worker, which shares the CPUs with its
-// clients; backends spin (lowest latency).
-extern bool id_wait_yields;
-// A limit on how long issue_ids() may wait, on the monotonic clock in
-// microseconds (0: none, as in backends, where statement_timeout applies),
-// also ended by a shutdown request (ShutdownRequestPending): set by the HTTP
-// worker around each request, whose ids then fail with 57014 (canceling
-// statement due to the limit) or 57P01 (shutdown).
-extern int64_t id_wait_deadline_us;
-constexpr int64_t kRequestWaitLimitMs = 1000;
+// interruptible slices, as wait allows. Raises an error (ereport) when ids
+// cannot be issued: callers outside a SQL function (a background worker)
+// call it through call_catching_error() (ereport_guard.hpp).
+snowflake::core::Next issue_ids(int32_t max_count, const IdWait& wait);
 
 // Raises an error unless this server may issue ids at all: preloaded, a
 // worker id (set or leased), not in recovery, a usable mark.
