@@ -15,9 +15,9 @@
 
 #include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
+#include "../core/coord_schema.hpp"
 #include "../core/endpoints.hpp"
 #include "../core/epoch.hpp"
-#include "../core/etcd_schema.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/lease.hpp"
@@ -250,13 +250,13 @@ void define_settings() {
         g.raw = raw != nullptr ? pstrdup(raw) : nullptr;
     }
 
-    DefineCustomIntVariable("snowflake.worker_id",
-                            "Worker id of this node, written into every Snowflake id.",
+    DefineCustomIntVariable("snowflake.worker_id", "Worker id of this node, written into every Snowflake id.",
                             "0 to 1023, unique among all nodes that issue ids into the same "
                             "tables; -1 (the default) leaves it unset: ids are refused, or, with "
-                            "snowflake.etcd_endpoints, any free id is leased.",
-                            &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0,
-                            nullptr, nullptr, nullptr);
+                            "snowflake.etcd_endpoints or snowflake.zookeeper_hosts, any free id "
+                            "is leased.",
+                            &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0, nullptr, nullptr,
+                            nullptr);
     DefineCustomStringVariable("snowflake.epoch",
                                "Start of the 41-bit millisecond range of Snowflake ids.",
                                "An ISO 8601 timestamp with an explicit UTC offset; the clock "
