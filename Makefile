@@ -49,7 +49,7 @@ DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake
 # these lists. A new source file goes into exactly one of them.
 #   the pure core (no PostgreSQL; in the extension, the inspector, every test binary)
 CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/epoch.cpp \
-            src/core/reservation.cpp src/core/lease.cpp src/core/handover.cpp src/core/etcd_schema.cpp \
+            src/core/reservation.cpp src/core/lease.cpp src/core/handover.cpp src/core/coord_schema.cpp \
             src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_request.cpp \
             src/core/http_limits.cpp src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp \
             src/core/text.cpp src/core/backup.cpp src/core/position.cpp src/core/wal_record.cpp
@@ -59,16 +59,18 @@ PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clo
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
             src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
-#   the coordinator clients and the lease driver (the extension, build/etcd_client_tests)
-ETCD_SRCS = src/etcd/client.cpp src/etcd/coordinator.cpp
+#   the coordinator-neutral lease driver, and each coordinator's client (the extension;
+#   the driver and etcd's client also in build/etcd_client_tests)
 COORD_SRCS = src/coord/lease_driver.cpp
-ZK_SRCS = src/zk/coordinator.cpp
+ETCD_SRCS  = src/etcd/client.cpp src/etcd/coordinator.cpp
+ZK_SRCS    = src/zk/coordinator.cpp
 #   the id inspector: its decisions (unit-tested) and its I/O
 INSPECT_SRCS = src/inspect/inspect.cpp
 INSPECT_MAIN = src/inspect/main.cpp
 #   the tests and the benchmark (in the source tree only; not in a VPATH build)
-UNIT_TEST_SRCS = $(sort $(wildcard test/unit/*.cpp))
-ETCD_TEST_SRCS = $(sort $(wildcard test/etcd/*.cpp))
+UNIT_TEST_SRCS  = $(sort $(wildcard test/unit/*.cpp))
+COORD_TEST_SRCS = $(sort $(wildcard test/coord/*.cpp))
+ETCD_TEST_SRCS  = $(sort $(wildcard test/etcd/*.cpp))
 BENCH_SRCS     = bench/core_bench.cpp
 
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
@@ -179,7 +181,7 @@ OBJ_SAN      := $(BUILD)/obj-sanitized
 # $(call objs,DIR,SRCS): the objects of SRCS in the build DIR.
 objs = $(patsubst %.cpp,$(1)/%.o,$(2))
 ALL_OWN_SRCS := $(CORE_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(INSPECT_SRCS) $(INSPECT_MAIN) \
-                $(UNIT_TEST_SRCS) $(ETCD_TEST_SRCS) $(BENCH_SRCS)
+                $(UNIT_TEST_SRCS) $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(BENCH_SRCS)
 # $(call deps,DIR,SRCS): their dependency files (-MMD), where they exist.
 deps = $(wildcard $(patsubst %.cpp,$(1)/%.d,$(2)))
 
@@ -228,9 +230,10 @@ $(BUILD)/unit_tests_sanitized: $(call objs,$(OBJ_SAN),$(UNIT_TESTS_SRCS))
 
 # The etcd gateway client and the lease driver (src/etcd, src/coord), built
 # the way the extension builds its code (no exceptions), and their tests
+# (test/etcd: the client; test/coord: the driver over etcd's coordinator)
 # against a real etcd (test/etcd_client.sh starts one) and a misbehaving fake
 # (libmicrohttpd).
-CLIENT_TESTS_SRCS := $(ETCD_TEST_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(CORE_SRCS)
+CLIENT_TESTS_SRCS := $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(COORD_SRCS) $(ETCD_SRCS) $(CORE_SRCS)
 $(BUILD)/etcd_client_tests: $(call objs,$(OBJ),$(CLIENT_TESTS_SRCS))
 	$(call link,,$(CLIENT_TEST_LIBS))
 

@@ -70,7 +70,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 . test/lib/suite.sh
-. test/fault/lib.sh
+. test/lib/timex.sh
 . test/http/lib.sh
 
 suite_begin http

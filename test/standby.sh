@@ -49,7 +49,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 . test/lib/suite.sh
-. test/fault/lib.sh
+. test/lib/fault.sh
 
 suite_begin standby
 SHIM_DIR=$SUITE_DIR

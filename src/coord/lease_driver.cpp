@@ -1,7 +1,7 @@
 #include "lease_driver.hpp"
 
 #include "../core/backup.hpp"
-#include "../core/etcd_schema.hpp"
+#include "../core/coord_schema.hpp"
 #include "../core/reservation.hpp"
 #include "../core/time.hpp"
 
@@ -213,9 +213,9 @@ void LeaseDriver::fail(core::LeaseAction what, const core::CoordStatus& s) noexc
     if (s.code == core::CoordCode::SessionGone) lease_gone();
 }
 
-// The claimed id's etcd mark, then the hand-over: the generator starts above
-// it and above everything this node issued. Nothing is reserved in etcd
-// yet: the first id asks for it (renew_mark(), from the host's demand).
+// The claimed id's mark in the coordinator, then the hand-over: the generator
+// starts above it and above everything this node issued. Nothing is
+// reserved in the coordinator yet: the first id asks for it (renew_mark(), from the host's demand).
 void LeaseDriver::read_mark() noexcept {
     if (backup_worker_ >= 0) drop_backup();
     const core::CoordMarkRead r = coordinator_->read_mark(lease_.worker);
@@ -224,7 +224,7 @@ void LeaseDriver::read_mark() noexcept {
         return;
     }
     core::Mark mark;  // ms -1: no mark yet
-    if (r.found && !core::decode_etcd_mark(r.value, &mark)) {
+    if (r.found && !core::decode_coord_mark(r.value, &mark)) {
         core::lease::on_failure(lease_, cfg_, core::LeaseAction::ReadMark,
                                "the worker id's mark in the coordinator is not a mark this version can read; "
                                "remove it only if no node issues ids with this worker id",
@@ -240,24 +240,24 @@ void LeaseDriver::read_mark() noexcept {
     // previous run (a crash), whose grace the new tenure keeps.
     const core::Mark local = host_.local_mark();
     const core::Handover h = core::plan_handover(local, local.clean ? 0 : local.window_ms, mark,
-                                                 core::kEtcdMarkWindowMs, ours);
+                                                 core::kCoordMarkWindowMs, ours);
     host_.start_tenure(lease_.worker, h, ours);
     core::lease::on_mark_read(lease_, cfg_, host_.boot_ns());
 }
 
-// Keeps the worker id's reservation in etcd ahead of the clock. A failed
+// Keeps the worker id's reservation in the coordinator ahead of the clock. A failed
 // write is retried after the lease's retry delay (doubling), counted in the
 // lease's failures; until one succeeds the host's callers report it.
 void LeaseDriver::renew_mark() noexcept {
     const int64_t now_ns = host_.boot_ns();
     if (mark_failures_ > 0 && now_ns < mark_retry_at_ns_) return;
-    const core::ReservationPlan plan = core::plan_reservation(host_.id_ms(), host_.etcd_reserved_ms(),
-                                                              host_.demand_ms(), core::kEtcdMarkWindowMs);
+    const core::ReservationPlan plan = core::plan_reservation(host_.id_ms(), host_.coord_reserved_ms(),
+                                                              host_.demand_ms(), core::kCoordMarkWindowMs);
     if (!plan.write) return;
     core::Mark m;
     m.ms = plan.until_ms;
-    const core::CoordMarkWrite r =
-        coordinator_->write_mark(mark_worker_, core::encode_etcd_mark(m), mark_revision_, lease_.lease_id);
+    const core::CoordMarkWrite r = coordinator_->write_mark(mark_worker_, core::encode_coord_mark(m),
+                                                            mark_revision_, lease_.lease_id);
     if (!r.status.ok()) {
         char text[core::kLeaseErrorSize];
         snprintf(text, sizeof(text), "writing the mark of worker id %d: %s", mark_worker_, r.status.error.c_str());
@@ -298,7 +298,7 @@ void LeaseDriver::renew_mark() noexcept {
     unconfirmed_.clear();
     mark_failures_ = 0;
     mark_revision_ = revision;
-    host_.publish_etcd_reservation(until);
+    host_.publish_coord_reservation(until);
     host_.record_mark_attempt("");
 }
 
@@ -314,8 +314,8 @@ void LeaseDriver::mark_write_failed(const char* text) noexcept {
 // the next holder then waits out the last reservation instead.
 bool LeaseDriver::write_exact_mark(int32_t worker, int64_t exact_ms, int64_t revision) noexcept {
     const core::Mark m = core::exact_shutdown_mark(exact_ms);
-    const core::CoordMarkWrite r =
-        coordinator_->write_mark(worker, core::encode_etcd_mark(m), revision, lease_.lease_id);
+    const core::CoordMarkWrite r = coordinator_->write_mark(worker, core::encode_coord_mark(m), revision,
+                                                            lease_.lease_id);
     if (r.status.ok() && r.succeeded) return true;
     char text[200];
     snprintf(text, sizeof(text), "snowflake could not hand over the exact mark of worker id %d to %s", worker,
@@ -402,7 +402,7 @@ void LeaseDriver::take_backup(const core::ClockReading& reading, int32_t avoid) 
         }
         const core::CoordMarkRead r = coordinator_->read_mark(candidate);
         core::Mark mark;  // ms -1: no mark yet
-        const bool readable = r.status.ok() && (!r.found || core::decode_etcd_mark(r.value, &mark));
+        const bool readable = r.status.ok() && (!r.found || core::decode_coord_mark(r.value, &mark));
         const int64_t now_ms = host_.id_ms();
         if (!readable || !core::backup_usable(mark.ms, now_ms)) {
             snprintf(why, sizeof(why), !readable ? "the mark of worker id %d could not be read"

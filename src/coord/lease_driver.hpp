@@ -8,7 +8,7 @@
 // knows (its clocks, the generator's position, the reservations it
 // publishes, the demand of waiting callers, logging) comes through
 // LeaseHost. The background worker (src/pg/lease_worker.cpp) is one host,
-// over shared memory; the etcd client tests (test/etcd/lease_loop_test.cpp)
+// over shared memory; the client tests (test/coord/lease_loop_test.cpp)
 // are another, over in-process state, against a real etcd.
 //
 // What a turn does:
@@ -27,18 +27,18 @@
 //   relayed: every eighth); ids stop at the core's fencing deadline if
 //   keepalives fail. A call that says the lease is not found
 //   drops it (a new grant follows).
-// - The etcd mark's reservation is kept ahead of the clock like the local
+// - The coordinator mark's reservation is kept ahead of the clock like the local
 //   mark (core::plan_reservation, from the host's reservation and demand),
 //   written with a compare on its mod revision and on our claim of the worker
 //   key before ids in it are issued (the host publishes it only after the
-//   write is confirmed). A write whose reply was lost but that etcd applied
-//   is adopted (the coordinator finds the mark written with our claim of the
+//   write is confirmed). A write whose reply was lost but that the
+//   coordinator applied is adopted (the coordinator finds the mark written with our claim of the
 //   worker key, holding one of our unconfirmed values: core::adopt_lost_write);
 //   any other change means the id is not ours: the lease is dropped, ids
 //   fenced (publish), and the lease revoked. Failed writes back
 //   off with the lease's retry delay and count in the lease's failures.
 // - shutdown(): stop and fence ids (publish), write the fenced millisecond to
-//   the etcd mark as the exact mark, revoke the lease; both calls together
+//   the coordinator's mark as the exact mark, revoke the lease; both calls together
 //   within kShutdownBudgetNs.
 // - Clock failover (core/backup.hpp, core::plan_backup): when a caller
 //   asks for a backup worker id (its clock stepped back past the tolerance,
@@ -48,7 +48,7 @@
 //   reading, or a floor waited out within its grace, is no reason); then it
 //   claims a free id in the same lease, reads its mark, gives back any whose
 //   mark is not below the clock, and has the host issue ids under the first
-//   usable one (start_backup); the etcd mark renewed is then the backup's.
+//   usable one (start_backup); the mark renewed is then the backup's.
 //   Back to the own id (end_backup, the backup's exact mark written and its
 //   key deleted) once the clock passes the own id's last millisecond and
 //   the backup has been held core::kMinBackupHoldMs. On a backup whose own
@@ -58,7 +58,7 @@
 //
 // Threads: one. Every call of the host comes from turn() or shutdown() (or,
 // for stop_requested() and boot_ns(), from the client's abort hook while a
-// call waits). Every etcd call has the client's timeout, and is abandoned
+// call waits). Every coordinator call has the client's timeout, and is abandoned
 // within ~50 ms once the host's stop_requested() says so (or, during
 // shutdown(), once its budget is spent). No exception is thrown (the code
 // builds with -fno-exceptions), nothing here raises an error, sleeps or reads
@@ -66,8 +66,8 @@
 #pragma once
 
 #include "../core/backup.hpp"
+#include "../core/coord_schema.hpp"
 #include "../core/coordinator.hpp"
-#include "../core/etcd_schema.hpp"
 #include "../core/handover.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -80,10 +80,9 @@
 
 namespace snowflake::coord {
 
-// What only the host knows. ("etcd mark", "etcd reservation": the
-// coordinator's mark, whichever the coordinator; the names predate
-// ZooKeeper.) Every callback is noexcept and must not raise
-// an error (in PostgreSQL: at most a LOG-level ereport).
+// What only the host knows. ("The coordinator's mark", "coord": the mark in
+// etcd or in ZooKeeper, whichever leases the id.) Every callback is noexcept
+// and must not raise an error (in PostgreSQL: at most a LOG-level ereport).
 class LeaseHost {
 public:
     // Clocks. boot_ns: a monotonic clock that counts a suspend (the lease's
@@ -91,7 +90,7 @@ public:
     // space (marks and reservations).
     virtual int64_t boot_ns() noexcept = 0;
     virtual int64_t id_ms() noexcept = 0;
-    // True once the host stops (SIGTERM): a pending etcd call is abandoned.
+    // True once the host stops (SIGTERM): a pending coordinator call is abandoned.
     virtual bool stop_requested() noexcept = 0;
 
     // Publishes the lease for whoever issues ids: state (Expired while
@@ -108,23 +107,22 @@ public:
     virtual core::Mark local_mark() noexcept = 0;
     // A newly claimed worker id: the generator starts after max(h.floor_ms,
     // its own last millisecond) with `worker`, a clock behind the floor by up
-    // to h.grace_ms waited out; its etcd reservation is that start (nothing
-    // past it reserved yet). etcd_mark_is_ours: the floor is this node's own
-    // (for messages that name the floor's source).
-    virtual void start_tenure(int32_t worker, const core::Handover& h,
-                              bool etcd_mark_is_ours) noexcept = 0;
+    // to h.grace_ms waited out; its reservation in the coordinator is that
+    // start (nothing past it reserved yet). coord_mark_is_ours: the floor is
+    // this node's own (for messages that name the floor's source).
+    virtual void start_tenure(int32_t worker, const core::Handover& h, bool coord_mark_is_ours) noexcept = 0;
     // Fences ids (as publish does for a state that is not Held) and returns
     // the millisecond of the last id issued: no id is issued past it.
     virtual int64_t fence_ids() noexcept = 0;
 
-    // The end of the etcd reservation the host publishes (-1: none), and the
+    // The end of the coordinator's reservation the host publishes (-1: none), and the
     // latest millisecond a waiting caller needs covered (-1: none).
-    virtual int64_t etcd_reserved_ms() noexcept = 0;
+    virtual int64_t coord_reserved_ms() noexcept = 0;
     virtual int64_t demand_ms() noexcept = 0;
-    // A write of the etcd mark reaching until_ms is confirmed: ids may be
+    // A write of the coordinator's mark reaching until_ms is confirmed: ids may be
     // issued up to it (never lowers what is published).
-    virtual void publish_etcd_reservation(int64_t until_ms) noexcept = 0;
-    // Each write attempt of the etcd mark: "" when it succeeded, else a
+    virtual void publish_coord_reservation(int64_t until_ms) noexcept = 0;
+    // Each write attempt of the coordinator's mark: "" when it succeeded, else a
     // sentence (callers waiting for a reservation report it).
     virtual void record_mark_attempt(const char* error) noexcept = 0;
 
@@ -174,14 +172,14 @@ public:
     LeaseDriver(const LeaseDriver&) = delete;
     LeaseDriver& operator=(const LeaseDriver&) = delete;
 
-    // One turn: at most one step of the lease, then the etcd mark's
+    // One turn: at most one step of the lease, then the coordinator mark's
     // renewal while the id is held. Returns how long to wait (ms, 0 to
     // kTickMs) before the next turn; the host may run it earlier (a
     // caller's demand).
     int64_t turn() noexcept;
 
     // Stops ids, hands the exact mark over and revokes the lease, within
-    // kShutdownBudgetNs whatever etcd does (the host's stop_requested() no
+    // kShutdownBudgetNs whatever the coordinator does (the host's stop_requested() no
     // longer aborts these calls). Returns whether every call the plan needed
     // succeeded. Call it once, last.
     bool shutdown() noexcept;
@@ -222,12 +220,12 @@ private:
     core::Lease lease_;
     int64_t mark_revision_ = 0;  // of the mark of mark_worker_ as last read or written
     int32_t mark_worker_ = -1;
-    // Values of the etcd mark written without a confirmed answer since the
+    // Values of the coordinator's mark written without a confirmed answer since the
     // last confirmed write (at most one of them can have been applied: they
     // all compare on the same revision).
     static constexpr size_t kMaxUnconfirmed = 64;
     std::vector<int64_t> unconfirmed_;
-    int32_t mark_failures_ = 0;     // failed writes of the etcd mark in a row
+    int32_t mark_failures_ = 0;  // failed writes of the coordinator's mark in a row
     // Clock failover: the backup worker id ids are issued under (-1: none),
     // the lease that holds it, the own id's last millisecond, and the own
     // id's mark state while the backup's is the one renewed (mark_worker_,

@@ -27,7 +27,7 @@
 //                with our claim is told from one that only holds an equal
 //                value; otherwise read the mark and the worker key
 //   ensure_fleet <prefix>/fleet, persistent: created with our settings if
-//                absent, else read (core/etcd_schema.hpp)
+//                absent, else read (core/coord_schema.hpp)
 //   release      end our own lease (its worker key goes at once)
 //   release_other  free a worker key held by another lease of this very
 //                instance (an earlier lease of this run: core::HolderKind::

@@ -1,5 +1,5 @@
 // Strict decimal parsing of the numbers in etcd values, keys and settings
-// (etcd_schema.cpp, endpoints.cpp): no blanks, no '+', no leading zeros.
+// (coord_schema.cpp, endpoints.cpp): no blanks, no '+', no leading zeros.
 #pragma once
 
 #include "pure.hpp"

@@ -7,18 +7,18 @@
 
 namespace snowflake::core {
 
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd_in,
-                       int64_t etcd_window_ms, bool etcd_mark_is_ours) noexcept {
-    const Mark etcd = etcd_mark_is_ours ? Mark{-1, true} : etcd_in;
+Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& coord_in, int64_t coord_window_ms,
+                       bool coord_mark_is_ours) noexcept {
+    const Mark coord = coord_mark_is_ours ? Mark{-1, true} : coord_in;
     Handover h;
-    h.floor_ms = std::max<int64_t>(std::max(local.ms, etcd.ms), -1);
+    h.floor_ms = std::max<int64_t>(std::max(local.ms, coord.ms), -1);
     if (h.floor_ms < 0) return h;
-    h.from_coordinator = etcd.ms > local.ms;
+    h.from_coordinator = coord.ms > local.ms;
     if (local.ms == h.floor_ms && !local.clean) h.grace_ms = std::max(h.grace_ms, local_window_ms);
-    // A reservation in etcd is renewed from its old end when less than half
+    // A reservation in the coordinator is renewed from its old end when less than half
     // a window is left: it reaches up to 1.5 windows past the writer's clock.
-    if (etcd.ms == h.floor_ms && !etcd.clean)
-        h.grace_ms = std::max(h.grace_ms, etcd_window_ms + etcd_window_ms / 2);
+    if (coord.ms == h.floor_ms && !coord.clean)
+        h.grace_ms = std::max(h.grace_ms, coord_window_ms + coord_window_ms / 2);
     h.grace_ms = std::max<int64_t>(h.grace_ms, 0);
     return h;
 }

@@ -1,6 +1,6 @@
 // Hand-over and mark planning for leased worker ids (id-space
 // milliseconds): where a new holder of a worker id starts (above every mark
-// an earlier holder left, locally or in etcd), how long it waits out a
+// an earlier holder left, locally or in the coordinator), how long it waits out a
 // reservation that may lie past its writer's clock, how far ids may be
 // issued, and the exact mark written at a clean shutdown. Pure, like the
 // lease state machine (lease.hpp) that decides when these are needed.
@@ -14,36 +14,35 @@
 
 namespace snowflake::core {
 
-// The etcd mark's window: renewed when less than half of it is left, by this
-// much from the old end (plan_reservation), so the mark is 0.5 to 1.5 of it
-// (2.5 to 7.5 s) ahead of the clock. Larger than the local window because a
+// The window of the coordinator's mark (etcd's or ZooKeeper's): renewed when
+// less than half of it is left, by this much from the old end
+// (plan_reservation), so the mark is 0.5 to 1.5 of it (2.5 to 7.5 s) ahead
+// of the clock. Larger than the local window because a
 // write is a network round trip. A new holder after a crash waits out at
 // most 1.5 times this long (plan_handover's grace), less the TTL it already
 // waited for the lease to expire.
-constexpr int64_t kEtcdMarkWindowMs = 5000;
+constexpr int64_t kCoordMarkWindowMs = 5000;
 
 struct Handover {
     int64_t floor_ms = -1;  // the generator starts above this (state_after)
     int64_t grace_ms = 0;   // a clock behind the floor by this much is waited out
     bool from_coordinator = false;  // the floor is the coordinator's mark, above the local one
 };
-// floor = max(local, etcd); the grace is how far a reservation that reaches
+// floor = max(local, coord); the grace is how far a reservation that reaches
 // the floor can lie past its writer's clock: the local window as given (the
-// mark file records its lead), 1.5 etcd windows for the etcd mark (renewed
-// from its old end); a clean mark is exact: no grace. etcd_mark_is_ours:
-// the etcd mark's mod revision is the one this process's own last write of
+// mark file records its lead), 1.5 windows for the coordinator's mark
+// (renewed from its old end); a clean mark is exact: no grace. coord_mark_is_ours:
+// the coordinator mark's revision is the one this process's own last write of
 // it returned (it lost the lease and got the same id back): nobody else
 // issued under that id since, so the process's own position (pass the
-// generator's last_ms as an exact local mark) is the floor and the etcd
-// reservation is not waited out.
-Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& etcd,
-                       int64_t etcd_window_ms, bool etcd_mark_is_ours = false) noexcept;
+// generator's last_ms as an exact local mark) is the floor and the
+// coordinator's reservation is not waited out.
+Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& coord, int64_t coord_window_ms,
+                       bool coord_mark_is_ours = false) noexcept;
 
-// Ids may be issued up to min(local reservation, etcd reservation).
-constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms,
-                                 int64_t etcd_reserved_until_ms) noexcept {
-    return local_reserved_until_ms < etcd_reserved_until_ms ? local_reserved_until_ms
-                                                            : etcd_reserved_until_ms;
+// Ids may be issued up to min(local reservation, coordinator's reservation).
+constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms, int64_t coord_reserved_until_ms) noexcept {
+    return local_reserved_until_ms < coord_reserved_until_ms ? local_reserved_until_ms : coord_reserved_until_ms;
 }
 
 // The mark written at a clean shutdown, after ids stopped: the generator's

@@ -2,7 +2,7 @@
 #include "lease.hpp"
 
 #include "ascii.hpp"
-#include "etcd_schema.hpp"  // the holder of a worker key: classify_holder, describe_holder
+#include "coord_schema.hpp"  // the holder of a worker key: classify_holder, describe_holder
 #include "time.hpp"
 
 #include <algorithm>
@@ -462,7 +462,7 @@ void lease::on_keepalive_ok(Lease& l, const LeaseConfig& cfg, int64_t send_ns,
     // and over; the deadline still counts from the send time.
     l.next_keepalive_ns = std::max(l.next_keepalive_ns, add_sat(now_ns, kMinKeepaliveGapNs));
     if (l.state == LeaseState::Expired && holds_id(l) && now_ns < l.deadline_ns) {
-        // The lease never lapsed in etcd, so neither did our key: ours again.
+        // The lease never lapsed in the coordinator, so neither did our key: ours again.
         l.state = LeaseState::Held;
     }
 }
@@ -505,7 +505,7 @@ void lease::on_shutdown(Lease& l) noexcept { l.stopping = true; }
 bool adopt_lost_write(bool current_ours, std::string_view current_value, const int64_t* unconfirmed, size_t n,
                       Mark* out) noexcept {
     Mark found;
-    if (!current_ours || !decode_etcd_mark(current_value, &found) || found.clean) return false;
+    if (!current_ours || !decode_coord_mark(current_value, &found) || found.clean) return false;
     if (unconfirmed == nullptr || std::find(unconfirmed, unconfirmed + n, found.ms) == unconfirmed + n)
         return false;
     *out = found;

@@ -1,9 +1,11 @@
-// Worker ids leased from etcd: the lease state machine (grant, claim, mark
-// read, keepalive, expiry, retries), without the network.
+// Worker ids leased from a coordinator (etcd or ZooKeeper): the lease state
+// machine (grant, claim, mark read, keepalive, expiry, retries), without the
+// network.
 //
 // Pure: the caller passes in the time (a monotonic clock in nanoseconds for
 // everything about the lease, id-space milliseconds for marks), performs the
-// etcd calls itself (src/etcd/client.hpp) and reports their outcome here. The
+// coordinator's calls itself (core/coordinator.hpp: src/etcd, src/zk) and
+// reports their outcome here. The
 // state is plain data (no pointers, no heap), so it can live in shared
 // memory. Nothing here sleeps, reads a clock or does I/O.
 //
@@ -21,41 +23,42 @@
 //     ZooKeeper's leader learns of a renewal later than that, from the
 //     follower that answered it: there the deadline counts from an earlier
 //     confirmation (LeaseConfig::relayed_renewals, below).
-//  2. Marks. Each worker id has a mark in etcd (<prefix>/marks/<id>): a
-//     reservation, written before any id in it is issued, that reaches ahead
-//     of the holder's clock. Ids are only issued up to min(local reservation,
-//     etcd reservation). A new holder starts above max(local mark, etcd mark),
-//     so it never reissues an earlier holder's ids even if their clocks
-//     disagree. The mark is written with a compare on its mod revision and
-//     on the worker key still being attached to the writer's lease, so an
-//     old holder that lost the id cannot move it any more.
+//  2. Marks. Each worker id has a mark in the coordinator
+//     (<prefix>/marks/<id>): a reservation, written before any id in it is
+//     issued, that reaches ahead of the holder's clock. Ids are only issued
+//     up to min(local reservation, coordinator's reservation). A new holder
+//     starts above max(local mark, coordinator's mark), so it never
+//     reissues an earlier holder's ids even if their clocks disagree. The
+//     mark is written with a compare on its mod revision and on the worker
+//     key still being attached to the writer's lease, so an old holder that
+//     lost the id cannot move it any more.
 //
 // The other halves of leasing, each in its own file: handover.hpp (where a
-// new holder starts, how far ids may be issued: the marks), etcd_schema.hpp
-// (the keys and values in etcd, and the node identity a worker key holds),
-// endpoints.hpp (snowflake.etcd_endpoints).
+// new holder starts, how far ids may be issued: the marks), coord_schema.hpp
+// (the keys and values in the coordinator, and the node identity a worker
+// key holds), endpoints.hpp (snowflake.etcd_endpoints).
 //
 // Who drives it: the lease driver, src/coord/lease_driver.hpp, the one loop
 // (grant, list, claim, revoke of this node's previous run, read the mark and
-// hand over, keepalive, the etcd mark's renewal with plan_reservation() of
-// reservation.hpp, clean shutdown with the exact mark and the revoke) that
-// both the background worker (src/pg/lease_worker.cpp, over shared memory)
-// and the etcd client tests (test/etcd/lease_loop_test.cpp, against a real
-// etcd) run. One Lease per node, owned by the driver; it reports each call's
-// outcome here (lease_on_*), with the boot clock of its host, and its host
-// publishes the fields backends need (state, worker, deadline_ns, the etcd
-// reservation) after each step.
+// hand over, keepalive, the renewal of the coordinator's mark with
+// plan_reservation() of reservation.hpp, clean shutdown with the exact mark
+// and the revoke) that both the background worker (src/pg/lease_worker.cpp,
+// over shared memory) and the client tests (test/coord/lease_loop_test.cpp,
+// against a real etcd) run. One Lease per node, owned by the driver; it
+// reports each call's outcome here (lease_on_*), with the boot clock of its host, and its host
+// publishes the fields backends need (state, worker, deadline_ns, the
+// coordinator's reservation) after each step.
 //
 // Backends only test lease::may_issue(published state, deadline_ns, now) with
 // the boot clock before issuing, and cap the generator with
-// reserved_until_ms = issue_limit_ms(local reserved_until, etcd reserved_until);
-// on NeedReservation beyond the etcd reservation they ask the worker and wait
-// (in slices) for it to publish a new one.
+// reserved_until_ms = issue_limit_ms(local reserved_until, the coordinator's
+// reserved_until); on NeedReservation beyond the coordinator's reservation
+// they ask the worker and wait (in slices) for it to publish a new one.
 #pragma once
 
 #include "pure.hpp"
 
-#include "etcd_schema.hpp"
+#include "coord_schema.hpp"
 #include "layout.hpp"
 #include "mark.hpp"
 
@@ -75,13 +78,13 @@ constexpr int32_t kDefaultLeaseTtlS = 30;
 struct LeaseConfig {
     int64_t ttl_ms = int64_t{kDefaultLeaseTtlS} * 1000;  // snowflake.lease_ttl
     int32_t static_worker = -1;  // snowflake.worker_id: -1 = lease any free id
-    bool leasing = true;         // false when snowflake.etcd_endpoints is empty
+    bool leasing = true;         // false when no coordinator is set (etcd_endpoints, zookeeper_hosts)
     // The service learns of a renewal only when a follower relays it
     // (ZooKeeper: see "Relayed renewals" below); false for etcd, whose
     // leader renews the lease when the keepalive reaches it.
     bool relayed_renewals = false;
     // Each new lease compares this node's settings with the fleet's
-    // (<prefix>/fleet, etcd_schema.hpp) before it claims an id.
+    // (<prefix>/fleet, coord_schema.hpp) before it claims an id.
     bool check_fleet = true;
 };
 
@@ -113,7 +116,7 @@ int64_t fencing_margin_ms(int64_t ttl_ms) noexcept;
 // The state machine
 
 enum class LeaseState {
-    Static,     // no etcd: snowflake.worker_id is used as is
+    Static,     // no coordinator: snowflake.worker_id is used as is
     Acquiring,  // trying to get a lease and an id; none held since start
     Held,       // an id is held and its mark read: ids may be issued until the deadline
     Expired,    // an id was held and is lost (deadline passed or lease gone); trying again
@@ -162,14 +165,14 @@ constexpr size_t kLeaseErrorSize = 256;
 
 struct Lease {
     LeaseState state = LeaseState::Acquiring;
-    int64_t lease_id = 0;            // etcd lease; 0 = none
+    int64_t lease_id = 0;            // etcd lease or ZooKeeper session; 0 = none
     int64_t granted_ttl_ms = 0;      // min(asked, granted)
     int32_t worker = -1;             // id claimed (Held, or claimed and reading its mark)
     int32_t candidate = -1;          // id to claim next (-1: list workers first)
     int32_t previous_worker = -1;    // last id held: preferred when reacquiring
-    bool mark_read = false;          // the claimed id's etcd mark has been read
+    bool mark_read = false;          // the claimed id's mark in the coordinator has been read
     bool stopping = false;           // lease::on_shutdown() was called
-    int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive etcd confirmed
+    int64_t confirmed_send_ns = 0;   // send time of the last grant/keepalive the coordinator confirmed
     // The send time the deadline counts from: confirmed_send_ns, or with
     // relayed renewals the newest one known to have reached the leader.
     int64_t counted_send_ns = 0;
@@ -328,7 +331,7 @@ struct ShutdownPlan {
     bool write_exact_mark = false;  // we still hold the id: hand over the exact mark
     bool revoke = false;            // a lease exists: revoke it
 };
-// What a clean shutdown still owes etcd: the exact mark, the revoke.
+// What a clean shutdown still owes the coordinator: the exact mark, the revoke.
 ShutdownPlan plan_shutdown(const Lease& l, int64_t now_ns) noexcept;
 
 }  // namespace snowflake::core

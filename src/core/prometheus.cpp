@@ -300,7 +300,7 @@ size_t format_metrics(char* buf, size_t cap, const StatsSnapshot& s, const Healt
     w.str("snowflake_mark_write_failures_total{mark=\"file\"} ");
     w.u64(s.mark_write_failures);
     w.str("\nsnowflake_mark_write_failures_total{mark=\"etcd\"} ");
-    w.u64(s.etcd_mark_write_failures);
+    w.u64(s.coord_mark_write_failures);
     w.ch('\n');
 
     // Health, computed when scraped.

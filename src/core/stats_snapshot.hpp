@@ -25,7 +25,7 @@ enum class Refusal {
     ClockBehind,        // SF001
     ClockOutOfRange,    // SF002
     NoLease,            // SF003: no worker id lease held
-    EtcdReservation,    // SF003: the reservation in etcd could not be extended
+    CoordReservation,   // SF003: the reservation in the coordinator (etcd or ZooKeeper) could not be extended
     ClockUnhealthy,     // SF004
     MarkWrite,          // the mark file could not be written (a file-access SQLSTATE, 58030 as a rule)
     MarkWorkerMissing,  // 55000: the mark worker is not running
@@ -75,9 +75,9 @@ struct StatsSnapshot {
     // Metrics only (no column): the server's start time, Unix microseconds
     // (0: unknown).
     int64_t server_start_unix_us = 0;
-    uint64_t refusals[kRefusalCount] = {};  // by Refusal, since server start
-    uint64_t mark_write_failures = 0;       // the local mark file, since server start
-    uint64_t etcd_mark_write_failures = 0;  // the etcd mark, since server start
+    uint64_t refusals[kRefusalCount] = {};   // by Refusal, since server start
+    uint64_t mark_write_failures = 0;        // the local mark file, since server start
+    uint64_t coord_mark_write_failures = 0;  // the coordinator's mark (etcd or ZooKeeper), since server start
 };
 
 }  // namespace snowflake::core

@@ -1,6 +1,6 @@
 #include "coordinator.hpp"
 
-#include "../core/etcd_schema.hpp"
+#include "../core/coord_schema.hpp"
 
 #include <utility>
 

@@ -16,9 +16,9 @@
 
 #include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
+#include "../core/coord_schema.hpp"
 #include "../core/endpoints.hpp"
 #include "../core/epoch.hpp"
-#include "../core/etcd_schema.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/lease.hpp"
@@ -307,8 +307,8 @@ void define_settings() {
                             "Worker id of this node, written into every Snowflake id.",
                             text("0 to 1023, unique among all nodes that issue ids into the same "
                                  "tables; -1 (the default) leaves it unset: ids are refused, or, with "
-                                 "%s, any free id is leased.",
-                                 name(Setting::EtcdEndpoints)),
+                                 "%s or %s, any free id is leased.",
+                                 name(Setting::EtcdEndpoints), name(Setting::ZookeeperHosts)),
                             &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0,
                             nullptr, nullptr, nullptr);
     DefineCustomStringVariable(name(Setting::Epoch),

@@ -65,8 +65,8 @@ bool generator_ready(char* code, char* reason, size_t len) {
     LWLockAcquire(shared->lock, LW_SHARED);
     core::GeneratorState g = load_state(epoch_us, &cur, &now);
     const WriteReport report = shared->report;
-    char etcd_error[kErrorTextSize];
-    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
+    char coord_error[kErrorTextSize];
+    snprintf(coord_error, sizeof(coord_error), "%s", shared->lease.mark_error);
     LWLockRelease(shared->lock);
     const core::Config config{core::packed_worker(cur), clock_tolerance_ms};
     const core::Next r = core::next_ids(g, now, config, 1);
@@ -109,11 +109,11 @@ bool generator_ready(char* code, char* reason, size_t len) {
                          kMarkFile, report.step, strerror(report.err));
                 return false;
             }
-            // Likewise the worker id's reservation in etcd.
-            if (shared->lease.leasing && etcd_error[0] != '\0') {
+            // Likewise the worker id's reservation in the coordinator.
+            if (shared->lease.leasing && coord_error[0] != '\0') {
                 snprintf(code, 6, "%s", "SF003");
                 snprintf(reason, len, "could not extend the worker id's reservation in %s: %s",
-                         coordinator_display(), etcd_error);
+                         coordinator_display(), coord_error);
                 return false;
             }
             return true;

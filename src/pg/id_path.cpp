@@ -58,9 +58,9 @@ constexpr int64_t kNoMarkWorkerGraceUs = 5 * 1000 * 1000;
 // How long a caller whose clock stepped back waits for a backup worker id
 // (snowflake.clock_backwards = failover) before it refuses (SF001).
 constexpr int64_t kBackupWaitUs = 5 * 1000 * 1000;
-// How long a caller waits for a reservation in etcd whose writes fail
-// before it reports the failure (SF003).
-constexpr int64_t kEtcdErrorGraceUs = 2 * 1000 * 1000;
+// How long a caller waits for a reservation in the coordinator whose writes
+// fail before it reports the failure (SF003).
+constexpr int64_t kCoordErrorGraceUs = 2 * 1000 * 1000;
 
 // The caller's limit on a wait (IdWait::deadline_us).
 void check_wait_limit(const IdWait& wait) {
@@ -259,11 +259,11 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
                          "can be written.")));
     }
     // etcd fails for a moment when it elects a leader: only a failure that
-    // outlasts kEtcdErrorGraceUs is an error for the caller.
+    // outlasts kCoordErrorGraceUs is an error for the caller.
     if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0' &&
-        monotonic_us() - w->since_us > kEtcdErrorGraceUs) {
+        monotonic_us() - w->since_us > kCoordErrorGraceUs) {
         ConditionVariableCancelSleep();
-        count_refusal(core::Refusal::EtcdReservation);
+        count_refusal(core::Refusal::CoordReservation);
         ereport(ERROR,
                 (errcode(ERRCODE_SF_NO_LEASE),
                  errmsg("could not extend the worker id's reservation in %s", coordinator_display()),

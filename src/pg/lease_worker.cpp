@@ -4,14 +4,14 @@
 // Registered only when snowflake.etcd_endpoints or snowflake.zookeeper_hosts
 // is set. It is the only process that talks to the coordinator (postmaster
 // and backends never do). The loop
-// itself (grant, claim, keepalive, the etcd mark's renewal, hand-over,
+// itself (grant, claim, keepalive, the coordinator mark's renewal, hand-over,
 // shutdown) is the lease driver, src/coord/lease_driver.hpp, which has no
 // PostgreSQL in it; this file is its host and the process around it:
 // - PgLeaseHost answers the driver from shared memory: it publishes the
 //   lease (LeaseShared; backends check it before every id, and a state that
 //   is not Held fences ids in flight, shared_state.hpp), applies a hand-over
 //   (apply_handover(): the position moves to the new worker id above the
-//   floor), publishes the etcd reservation, records mark writes for waiting
+//   floor), publishes the coordinator's reservation, records mark writes for waiting
 //   callers, reads the clocks (CLOCK_BOOTTIME for the lease, the id space
 //   for marks) and the demand of waiting backends, and logs (LOG only).
 // - run_lease_driver(): the main loop, WaitLatch on the driver's sleep, woken early by a
@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 #include "../core/clock_health.hpp"
+#include "../core/coord_schema.hpp"
 #include "../core/endpoints.hpp"
-#include "../core/etcd_schema.hpp"
 #include "../core/generator.hpp"
 #include "../core/handover.hpp"
 #include "../core/lease.hpp"
@@ -167,7 +167,7 @@ void record_backup_attempt(const char* error) {
     ConditionVariableBroadcast(&shared->reservation_cv);
 }
 
-// Records a write of the etcd mark for waiting callers ("" : it succeeded).
+// Records a write of the coordinator's mark for waiting callers ("" : it succeeded).
 void record_mark_attempt(const char* error) {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     shared->lease.mark_attempts++;
@@ -200,8 +200,8 @@ public:
         m.window_ms = at_reserved_floor ? grace : 0;
         return m;
     }
-    // etcd_mark_is_ours is in the plan already (h.from_coordinator).
-    void start_tenure(int32_t worker, const core::Handover& h, bool /*etcd_mark_is_ours*/) noexcept override {
+    // coord_mark_is_ours is in the plan already (h.from_coordinator).
+    void start_tenure(int32_t worker, const core::Handover& h, bool /*coord_mark_is_ours*/) noexcept override {
         apply_handover(worker, h);
     }
     int64_t fence_ids() noexcept override {
@@ -210,11 +210,11 @@ public:
         LWLockRelease(shared->lock);
         return exact;
     }
-    int64_t etcd_reserved_ms() noexcept override { return pg::etcd_reserved_ms(); }
+    int64_t coord_reserved_ms() noexcept override { return pg::coord_reserved_ms(); }
     int64_t demand_ms() noexcept override { return pg::demand_ms(); }
-    void publish_etcd_reservation(int64_t until) noexcept override {
+    void publish_coord_reservation(int64_t until) noexcept override {
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-        raise_etcd_reservation_locked(until);
+        raise_coord_reservation_locked(until);
         LWLockRelease(shared->lock);
     }
     void record_mark_attempt(const char* error) noexcept override { pg::record_mark_attempt(error); }

@@ -31,19 +31,19 @@ void raise_demand(int64_t ms) {
 // Publishes min(local, coordinator) in reserved_until_ms; lock held.
 void publish_reservation_locked() {
     auto until = static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms));
-    if (shared->lease.leasing) until = core::issue_limit_ms(until, etcd_reserved_ms());
+    if (shared->lease.leasing) until = core::issue_limit_ms(until, coord_reserved_ms());
     pg_atomic_write_u64(&shared->reserved_until_ms, static_cast<uint64>(until));
 }
 
-// The end of the worker id's reservation in etcd (-1: none).
-int64_t etcd_reserved_ms() {
+// The end of the worker id's reservation in the coordinator (-1: none).
+int64_t coord_reserved_ms() {
     return static_cast<int64_t>(pg_atomic_read_u64(&shared->lease.coord_reserved_ms_plus1)) - 1;
 }
 
-// Raises the etcd reservation to until_ms (never lowers it) and publishes
+// Raises the coordinator's reservation to until_ms (never lowers it) and publishes
 // the limit; lock held.
-void raise_etcd_reservation_locked(int64_t until_ms) {
-    if (until_ms > etcd_reserved_ms())
+void raise_coord_reservation_locked(int64_t until_ms) {
+    if (until_ms > coord_reserved_ms())
         pg_atomic_write_u64(&shared->lease.coord_reserved_ms_plus1, static_cast<uint64>(until_ms + 1));
     publish_reservation_locked();
 }

@@ -12,9 +12,10 @@ void raise_demand(int64_t ms);
 int64_t demand_ms();
 // Publishes min(local, coordinator) in reserved_until_ms; lock held.
 void publish_reservation_locked();
-// The end of the worker id's reservation in etcd (-1: none).
-int64_t etcd_reserved_ms();
-// Raises the etcd reservation to until_ms and publishes the limit; lock held.
-void raise_etcd_reservation_locked(int64_t until_ms);
+// The end of the worker id's reservation in the coordinator (-1: none).
+int64_t coord_reserved_ms();
+// Raises the coordinator's reservation to until_ms and publishes the limit;
+// lock held.
+void raise_coord_reservation_locked(int64_t until_ms);
 
 }  // namespace snowflake::pg

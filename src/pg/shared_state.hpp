@@ -45,8 +45,8 @@
 //   runs (during recovery, only the startup process, replaying wal.cpp's
 //   records under `lock`): it writes a reservation to disk first and only then publishes it
 //   under `lock`; nothing issues an id past `reserved_until_ms`. With worker
-//   ids leased from etcd, the lease worker (lease_worker.cpp) does the same
-//   with the worker id's mark in etcd, and `reserved_until_ms` is the lower
+//   ids leased from a coordinator, the lease worker (lease_worker.cpp) does the same
+//   with the worker id's mark in etcd or ZooKeeper, and `reserved_until_ms` is the lower
 //   of the two reservations (publish_reservation_locked(), reservation_limit.cpp).
 // - The lease is published in `lease` (atomics: state, worker id, deadline);
 //   every id's call reads the state and deadline after the word and the boot
@@ -73,7 +73,7 @@ constexpr size_t kErrorTextSize = snowflake::core::kLeaseErrorSize;
 // What load_mark() (mark_file.cpp) found at start: SharedState::mark_status.
 enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
 // Where the generator's floor came from: the mark file of the previous run,
-// snowflake_advance_floor(), (leasing) the previous holder's mark in etcd, or
+// snowflake_advance_floor(), (leasing) the previous holder's mark in the coordinator, or
 // a reservation replayed from the primary's WAL (wal.cpp).
 enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2, kFloorReplayed = 3 };
 
@@ -109,7 +109,7 @@ struct WriteReport {
 };
 
 // The worker id's lease (lease_worker.cpp), published for backends. The
-// lease worker writes the worker id, the etcd reservation and the position's
+// lease worker writes the worker id, the coordinator's reservation and the position's
 // hand-over floor before it publishes state Held; backends read the state
 // first (lease_allows_ids(), lease_state.cpp).
 struct LeaseShared {
@@ -128,7 +128,7 @@ struct LeaseShared {
     uint64_t failures;
     char last_error[kErrorTextSize];
     uint32_t last_error_reason;      // core::LeaseError of last_error
-    uint64_t mark_attempts;          // writes of the etcd mark tried
+    uint64_t mark_attempts;          // writes of the coordinator's mark tried
     uint64_t mark_failures;          // ... that failed
     char mark_error[kErrorTextSize];  // the last one's failure; "" if it succeeded
     Latch* lease_worker_latch;       // lock: nullptr while the lease worker is not running
@@ -200,8 +200,8 @@ struct SharedState {
     // path under it.
     alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 position;
     // Ids may be issued up to this millisecond: the end of the durable
-    // reservation, the lower of the local mark's and (leasing) the etcd
-    // mark's. Written under lock by publish_reservation_locked(), after the
+    // reservation, the lower of the local mark's and (leasing) the
+    // coordinator mark's. Written under lock by publish_reservation_locked(), after the
     // mark is on disk.
     pg_atomic_uint64 reserved_until_ms;
     // The end of the local mark's reservation (the file), written under lock.

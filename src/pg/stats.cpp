@@ -88,7 +88,7 @@ StatsSnapshot take_stats_snapshot() {
     s.lease_id = ls.lease_id;
     s.lease_granted_ttl_ms = ls.granted_ttl_ms;
     s.lease_renewals = ls.renewals;
-    s.etcd_mark_write_failures = ls.mark_failures;
+    s.coord_mark_write_failures = ls.mark_failures;
     s.mark_write_failures = shared->report.failures;
     s.lease_failures = ls.failures;
     snprintf(s.lease_last_error, sizeof(s.lease_last_error), "%s", ls.last_error);

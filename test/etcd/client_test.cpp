@@ -5,7 +5,7 @@
 // Without them every test that needs etcd fails: the suite cannot pass
 // without having talked to etcd.
 
-#include "core/etcd_schema.hpp"
+#include "core/coord_schema.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "fake_gateway.hpp"

@@ -55,8 +55,11 @@
 #   crash.sh       9, 10, 13, 16 crashes and the reservation after them
 #   durability.sh  11, 14        the storage under the mark, the floor
 #   settings.sh    7, 8          a hot standby, bad settings
+# Case -> file: 0-3 clock, 4-6 restart, 7-8 settings, 9-10 crash, 11 durability, 12 clock, 13 crash, 14 durability, 15 clock, 16 crash, 17 restart.
 # This file sources them all and runs the cases in order of their numbers.
-# Helpers shared by the cases are in lib.sh.
+# Helpers of the cases are in lib.sh; those this suite shares with others in
+# test/lib/fault.sh (instances, pgbench, checks; also test/standby.sh) and
+# test/lib/timex.sh (the kernel's clock state; also test/http.sh).
 #
 # Usage: test/fault/run.sh [case number ...]   (default: every case_N the
 # case files define)
@@ -66,6 +69,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 . test/lib/suite.sh
+. test/lib/fault.sh
+. test/lib/timex.sh
 . test/fault/lib.sh
 
 suite_begin fault

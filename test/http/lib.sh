@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Helpers of the HTTP endpoint suite (test/http.sh and its case files in
-# test/http/). Source after test/lib/suite.sh and test/fault/lib.sh; the
+# test/http/). Source after test/lib/suite.sh and test/lib/timex.sh; the
 # runner sets SHIM_DIR (the suite's work directory) and BG_PIDS (background
 # clients, killed by its suite_cleanup).
 

@@ -10,7 +10,7 @@ Usage: check.py [options] CLIENT_FILE...
                   (libfaketime) changed between the two times; every node starts at 0
   --polls FILE, --events FILE, --coordinator etcd|zookeeper: the coordinator's record (tenures.py)
   --nodes FILE    lines "<node> <field>=<value>": the node whose worker keys' values (the node
-                  identity, src/core/etcd_schema.hpp) hold that field with that value
+                  identity, src/core/coord_schema.hpp) hold that field with that value
   --epoch-ms MS   snowflake.epoch of the nodes, Unix milliseconds
 Times in the client files are CLOCK_BOOTTIME seconds (client.py); the fault
 and clock logs are in Unix seconds, turned into boot time with the

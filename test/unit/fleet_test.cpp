@@ -3,7 +3,7 @@
 // settings, and the lease state machine's step that makes it before any id
 // is claimed.
 
-#include "core/etcd_schema.hpp"
+#include "core/coord_schema.hpp"
 #include "core/lease.hpp"
 
 #include <gtest/gtest.h>

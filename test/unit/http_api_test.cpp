@@ -302,7 +302,7 @@ TEST(HttpMetrics, BuildStartAndRequests) {
             << kRefusalCause[i];
     s.refusals[static_cast<int>(Refusal::NoLease)] = 4;
     s.mark_write_failures = 2;
-    s.etcd_mark_write_failures = 3;
+    s.coord_mark_write_failures = 3;
     text.assign(buf.data(), format_metrics(buf.data(), buf.size(), s, h));
     EXPECT_NE(text.find("\nsnowflake_ids_refused_total{cause=\"no_lease\",sqlstate=\"SF003\"} 4\n"),
               std::string::npos);
@@ -374,7 +374,7 @@ TEST(HttpMetrics, BuildStartAndRequests) {
     wide.server_start_unix_us = INT64_MAX / 2;
     for (auto& r : wide.refusals) r = UINT64_MAX;
     wide.mark_write_failures = UINT64_MAX;
-    wide.etcd_mark_write_failures = UINT64_MAX;
+    wide.coord_mark_write_failures = UINT64_MAX;
     h.requests = &full;
     h.version = "1.1";
     const size_t worst = format_metrics(buf.data(), buf.size(), wide, h);

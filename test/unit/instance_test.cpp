@@ -5,7 +5,7 @@
 // write whose answer was lost is adopted only if it was written with this
 // lease's claim of the worker key, never because its value matches.
 
-#include "core/etcd_schema.hpp"
+#include "core/coord_schema.hpp"
 #include "core/lease.hpp"
 
 #include <gtest/gtest.h>

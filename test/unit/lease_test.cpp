@@ -3,8 +3,8 @@
 // etcd would give.
 
 #include "core/generator.hpp"
+#include "core/coord_schema.hpp"
 #include "core/endpoints.hpp"
-#include "core/etcd_schema.hpp"
 #include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "core/reservation.hpp"
@@ -750,22 +750,22 @@ TEST(LeaseShutdown, NothingHeldNothingToDo) {
 // Marks and hand-over
 
 TEST(LeaseMarks, HandoverStartsAboveBothMarks) {
-    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{5000, false}, kEtcdMarkWindowMs);
+    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{5000, false}, kCoordMarkWindowMs);
     EXPECT_EQ(h.floor_ms, 5000);
     // Renewed from its old end with less than half left, the etcd mark lies
     // up to 1.5 windows past its writer's clock: a restart after a crash
     // waits that out, not SF001 (issue 22, for the etcd mark).
-    EXPECT_EQ(h.grace_ms, kEtcdMarkWindowMs * 3 / 2);
-    h = plan_handover(Mark{9000, false}, 1000, Mark{5000, true}, kEtcdMarkWindowMs);
+    EXPECT_EQ(h.grace_ms, kCoordMarkWindowMs * 3 / 2);
+    h = plan_handover(Mark{9000, false}, 1000, Mark{5000, true}, kCoordMarkWindowMs);
     EXPECT_EQ(h.floor_ms, 9000);
     EXPECT_EQ(h.grace_ms, 1000);
-    h = plan_handover(Mark{-1, false}, 1000, Mark{7000, true}, kEtcdMarkWindowMs);
+    h = plan_handover(Mark{-1, false}, 1000, Mark{7000, true}, kCoordMarkWindowMs);
     EXPECT_EQ(h.floor_ms, 7000);
     EXPECT_EQ(h.grace_ms, 0);
-    h = plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kEtcdMarkWindowMs);
+    h = plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kCoordMarkWindowMs);
     EXPECT_EQ(h.floor_ms, -1);
     EXPECT_EQ(h.grace_ms, 0);
-    h = plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kEtcdMarkWindowMs);
+    h = plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kCoordMarkWindowMs);
     EXPECT_EQ(h.floor_ms, 4000);
     EXPECT_EQ(h.grace_ms, 1000);
 }
@@ -785,19 +785,19 @@ TEST(LeaseMarks, HandoverSaysWhichMarkIsTheFloor) {
 TEST(LeaseMarks, OwnReservationIsNotWaitedOut) {
     // The process held worker 3, issued up to 1000, reserved up to 6000 in
     // etcd, lost the lease and got worker 3 back with the mark untouched.
-    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, true);
+    Handover h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kCoordMarkWindowMs, true);
     EXPECT_EQ(h.floor_ms, 1000);
     EXPECT_EQ(h.grace_ms, 0);
     // Someone else wrote it meanwhile: their reservation counts.
-    h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, false);
+    h = plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kCoordMarkWindowMs, false);
     EXPECT_EQ(h.floor_ms, 6000);
 }
 
 // The etcd reservation as the lease driver keeps it for a busy node (a
 // caller asks for the current millisecond whenever it is not covered).
-int64_t renewed(int64_t etcd_reserved, int64_t now) {
-    const ReservationPlan p = plan_reservation(now, etcd_reserved, now, kEtcdMarkWindowMs);
-    return p.write ? p.until_ms : etcd_reserved;
+int64_t renewed(int64_t coord_reserved, int64_t now) {
+    const ReservationPlan p = plan_reservation(now, coord_reserved, now, kCoordMarkWindowMs);
+    return p.write ? p.until_ms : coord_reserved;
 }
 
 // Node A holds worker 3 with a clock 60 s ahead of node B's. A stops (or
@@ -809,24 +809,24 @@ TEST(LeaseMarks, HandoverWithDisagreeingClocksNeverReissues) {
         SCOPED_TRACE(clean ? "clean shutdown" : "crash");
         // Node A: issues at its clock 100000..100999 under an etcd reservation.
         GeneratorState a = state_after(-1);
-        int64_t etcd_reserved = -1;
+        int64_t coord_reserved = -1;
         int64_t a_last = -1;
         std::set<int64_t> a_ids;
         for (int64_t now = 100000; now < 101000; now++) {
-            etcd_reserved = renewed(etcd_reserved, now);
-            a.reserved_until_ms = issue_limit_ms(kMaxMs, etcd_reserved);
+            coord_reserved = renewed(coord_reserved, now);
+            a.reserved_until_ms = issue_limit_ms(kMaxMs, coord_reserved);
             const Next n = next_id(a, now, cfg);
             ASSERT_EQ(n.status, Status::Issued);
             a_ids.insert(n.first_id);
             a_last = now;
         }
-        EXPECT_GE(etcd_reserved, a_last);
-        const Mark etcd = clean ? exact_shutdown_mark(a.last_ms) : Mark{etcd_reserved, false};
+        EXPECT_GE(coord_reserved, a_last);
+        const Mark etcd = clean ? exact_shutdown_mark(a.last_ms) : Mark{coord_reserved, false};
         Mark decoded;
-        ASSERT_TRUE(decode_etcd_mark(encode_etcd_mark(etcd), &decoded));
+        ASSERT_TRUE(decode_coord_mark(encode_coord_mark(etcd), &decoded));
 
         // Node B: its clock reads 60 s less; its local mark knows nothing.
-        const Handover h = plan_handover(Mark{-1, false}, 1000, decoded, kEtcdMarkWindowMs);
+        const Handover h = plan_handover(Mark{-1, false}, 1000, decoded, kCoordMarkWindowMs);
         GeneratorState b = state_after(h.floor_ms, h.grace_ms);
         b.reserved_until_ms = issue_limit_ms(kMaxMs, h.floor_ms);
         const Next refused = next_id(b, 41000, cfg);
@@ -864,19 +864,19 @@ TEST(LeaseMarks, ExactShutdownMark) {
     EXPECT_EQ(exact_shutdown_mark(kMaxMs + 5).ms, kMaxMs);
 }
 
-TEST(LeaseMarks, EtcdMarkText) {
-    EXPECT_EQ(encode_etcd_mark(Mark{1234, false}), "1234 reserved");
-    EXPECT_EQ(encode_etcd_mark(Mark{1234, true}), "1234 exact");
+TEST(LeaseMarks, CoordMarkText) {
+    EXPECT_EQ(encode_coord_mark(Mark{1234, false}), "1234 reserved");
+    EXPECT_EQ(encode_coord_mark(Mark{1234, true}), "1234 exact");
     Mark m;
-    ASSERT_TRUE(decode_etcd_mark("-1 exact", &m));
+    ASSERT_TRUE(decode_coord_mark("-1 exact", &m));
     EXPECT_EQ(m.ms, -1);
-    ASSERT_TRUE(decode_etcd_mark(std::to_string(kMaxMs) + " reserved", &m));
+    ASSERT_TRUE(decode_coord_mark(std::to_string(kMaxMs) + " reserved", &m));
     EXPECT_EQ(m.ms, kMaxMs);
     EXPECT_FALSE(m.clean);
     for (const char* bad : {"", "1234", "1234 ", " 1234 exact", "1234 exact ", "1234  exact",
                             "01 exact", "-2 exact", "x exact", "1234 EXACT", "99999999999999999999 exact",
                             "2199023255552 exact", "-0x1 exact"}) {
-        EXPECT_FALSE(decode_etcd_mark(bad, &m)) << bad;
+        EXPECT_FALSE(decode_coord_mark(bad, &m)) << bad;
     }
 }
 

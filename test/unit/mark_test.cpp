@@ -125,8 +125,8 @@ TEST(MissingMark, CoveredWhenWorkerIdsAreLeased) {
     // Why: a tenure starts above the worker id's mark in the coordinator
     // whatever the file said, the file missing (no mark) included.
     const Mark coordinator{50'000, false, 0};
-    const Handover lost = plan_handover(Mark{}, 0, coordinator, kEtcdMarkWindowMs);
-    const Handover kept = plan_handover(Mark{40'000, true, 0}, 0, coordinator, kEtcdMarkWindowMs);
+    const Handover lost = plan_handover(Mark{}, 0, coordinator, kCoordMarkWindowMs);
+    const Handover kept = plan_handover(Mark{40'000, true, 0}, 0, coordinator, kCoordMarkWindowMs);
     EXPECT_EQ(lost.floor_ms, 50'000);
     EXPECT_EQ(lost.floor_ms, kept.floor_ms);
     EXPECT_EQ(lost.grace_ms, kept.grace_ms);

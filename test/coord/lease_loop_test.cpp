@@ -5,16 +5,16 @@
 // a caller), standing in for shared memory and backends.
 
 #include "core/backup.hpp"
+#include "core/coord_schema.hpp"
 #include "core/generator.hpp"
 #include "core/position.hpp"
-#include "core/etcd_schema.hpp"
 #include "core/handover.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "coord/lease_driver.hpp"
 #include "etcd/coordinator.hpp"
-#include "delay_proxy.hpp"
-#include "frozen_process.hpp"
+#include "../etcd/delay_proxy.hpp"
+#include "../etcd/frozen_process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,9 +99,7 @@ std::string random_instance() {
     return core::random_instance(bytes);
 }
 
-uint64_t random_system_identifier() {
-    return 1000 + static_cast<uint64_t>(std::random_device{}() % 1000);
-}
+uint64_t random_system_identifier() { return 1000 + static_cast<uint64_t>(std::random_device{}() % 1000); }
 
 // A node: the driver's host over in-process state, and what a backend does
 // (issue()) on the state the host publishes.
@@ -139,7 +137,7 @@ public:
     // demand the driver reads). Returns 0 when no id can be issued now.
     int64_t issue() {
         if (fenced_ || !core::lease::may_issue(state_, deadline_ns_, mono_ns())) return 0;
-        gen_.reserved_until_ms = core::issue_limit_ms(core::kMaxMs, etcd_reserved_);
+        gen_.reserved_until_ms = core::issue_limit_ms(core::kMaxMs, coord_reserved_);
         const int64_t now = id_ms();
         core::Config c{worker_, 0};
         c.failover = failover_;
@@ -166,7 +164,7 @@ public:
     const std::string& backup_error() const { return backup_error_; }
     uint64_t backup_attempts() const { return backup_attempts_; }
     int64_t floor_ms() const { return floor_ms_; }
-    int64_t etcd_reserved() const { return etcd_reserved_; }
+    int64_t coord_reserved() const { return coord_reserved_; }
     const std::vector<std::string>& log_lines() const { return log_; }
     // Every write attempt of the etcd mark, in order: "" for a success.
     const std::vector<std::string>& mark_attempts() const { return mark_attempts_; }
@@ -174,8 +172,9 @@ public:
     std::string debug() const {
         const core::Lease& l = driver_.lease();
         const int64_t now = wall_ms(skew_ms_);
-        return std::string(core::lease::state_name(l.state)) + " status=" + std::to_string(static_cast<int>(last_status_)) +
-               " reserved=" + std::to_string(etcd_reserved_ - now) + " floor=" + std::to_string(floor_ms_ - now) +
+        return std::string(core::lease::state_name(l.state)) +
+               " status=" + std::to_string(static_cast<int>(last_status_)) +
+               " reserved=" + std::to_string(coord_reserved_ - now) + " floor=" + std::to_string(floor_ms_ - now) +
                " last=" + std::to_string(gen_.last_ms - now) + " demand=" + std::to_string(demand_ - now) +
                " err=" + l.last_error + " renewals=" + std::to_string(l.renewals);
     }
@@ -187,8 +186,10 @@ public:
     void publish(const core::Lease& l) noexcept override {
         state_ = l.stopping ? core::LeaseState::Expired : l.state;
         deadline_ns_ = l.state == core::LeaseState::Held ? l.deadline_ns : 0;
-        if (state_ != core::LeaseState::Held) (void)fence_ids();
-        else fenced_ = false;
+        if (state_ != core::LeaseState::Held)
+            (void)fence_ids();
+        else
+            fenced_ = false;
     }
     core::Mark local_mark() noexcept override {
         core::Mark m;
@@ -204,7 +205,7 @@ public:
         const int64_t start = std::max(h.floor_ms, gen_.last_ms);
         gen_ = core::state_after(start, start == h.floor_ms ? h.grace_ms : 0);
         worker_ = worker;
-        etcd_reserved_ = start;
+        coord_reserved_ = start;
         floor_ms_ = h.floor_ms;
         fenced_ = false;
     }
@@ -213,10 +214,10 @@ public:
         gen_.sequence = core::kMaxSequence;  // the millisecond is used up
         return gen_.last_ms;
     }
-    int64_t etcd_reserved_ms() noexcept override { return etcd_reserved_; }
+    int64_t coord_reserved_ms() noexcept override { return coord_reserved_; }
     int64_t demand_ms() noexcept override { return demand_; }
-    void publish_etcd_reservation(int64_t until_ms) noexcept override {
-        etcd_reserved_ = std::max(etcd_reserved_, until_ms);
+    void publish_coord_reservation(int64_t until_ms) noexcept override {
+        coord_reserved_ = std::max(coord_reserved_, until_ms);
     }
     void record_mark_attempt(const char* error) noexcept override {
         mark_error_ = error;
@@ -236,7 +237,7 @@ public:
         const int64_t own_last = fence_ids();
         gen_ = core::state_after(floor_ms);  // after the backup's mark (core::start_tenure())
         worker_ = worker;
-        etcd_reserved_ = gen_.last_ms;
+        coord_reserved_ = gen_.last_ms;
         demand_ = -1;
         fenced_ = false;
         backup_ = worker;
@@ -247,7 +248,7 @@ public:
         const int64_t start = std::max(own_last_ms, gen_.last_ms);
         gen_ = core::state_after(start);
         worker_ = worker;
-        etcd_reserved_ = start;
+        coord_reserved_ = start;
         fenced_ = false;
         backup_ = -1;
         return backup_last;
@@ -269,7 +270,7 @@ private:
     int32_t worker_ = -1;
     core::GeneratorState gen_ = core::state_after(-1);
     int64_t floor_ms_ = -1;
-    int64_t etcd_reserved_ = -1;
+    int64_t coord_reserved_ = -1;
     int64_t demand_ = -1;
     std::string mark_error_;
     std::vector<std::string> mark_attempts_;
@@ -311,7 +312,7 @@ TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
     ASSERT_TRUE(a.run_until([&] { return (ida = a.issue()) != 0; }, 3000));
     ASSERT_TRUE(b.run_until([&] { return (idb = b.issue()) != 0; }, 3000));
     EXPECT_EQ(core::decompose(ida).worker, a.lease().worker);
-    EXPECT_GT(a.etcd_reserved(), core::decompose(ida).ms);
+    EXPECT_GT(a.coord_reserved(), core::decompose(ida).ms);
     EXPECT_TRUE(a.shutdown());
     EXPECT_TRUE(b.shutdown());
 }
@@ -341,7 +342,7 @@ TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
     EXPECT_NE(backup, 5);
     EXPECT_EQ(core::decompose(id).worker, backup);
     EXPECT_LT(core::decompose(id).ms, own_last);  // from the current (stepped back) millisecond
-    EXPECT_EQ(a.lease().worker, 5);  // the own id is kept
+    EXPECT_EQ(a.lease().worker, 5);               // the own id is kept
     ids.push_back(id);
     for (int i = 0; i < 20; i++) {
         ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
@@ -360,7 +361,8 @@ TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
     // again, after its last millisecond; the backup's key deleted at once.
     // (After the backup's minimum hold, core::kMinBackupHoldMs.)
     a.move_clock(3600 * 1000 + 50);
-    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
+    ASSERT_TRUE(
+        a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
         << a.debug();
     EXPECT_EQ(core::decompose(id).worker, 5);
     EXPECT_GT(core::decompose(id).ms, own_last);
@@ -399,7 +401,8 @@ TEST_F(LeaseLoop, ARequestWhileTheClockIsAheadOfTheLastIdTakesNoBackup) {
     }
     EXPECT_GT(a.backup_attempts(), 0u);
     EXPECT_EQ(a.backup_error(), "");
-    for (const std::string& line : a.log_lines()) EXPECT_EQ(line.find("clock stepped back"), std::string::npos) << line;
+    for (const std::string& line : a.log_lines())
+        EXPECT_EQ(line.find("clock stepped back"), std::string::npos) << line;
     EXPECT_TRUE(a.shutdown());
 }
 
@@ -444,7 +447,8 @@ TEST_F(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
     EXPECT_TRUE(released);
     // Back: the clock past the own id's last millisecond.
     a.move_clock(2 * 3600 * 1000 + 50);
-    ASSERT_TRUE(a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
+    ASSERT_TRUE(
+        a.run_until([&] { return a.backup() < 0 && (id = a.issue()) != 0; }, 3000 + core::kMinBackupHoldMs))
         << a.debug();
     EXPECT_EQ(core::decompose(id).worker, 5);
     EXPECT_GT(core::decompose(id).ms, own_last);
@@ -462,7 +466,7 @@ TEST_F(LeaseLoop, NoBackupWhenEveryFreeIdsMarkIsAhead) {
     ahead.ms = wall_ms(0) + 3600 * 1000;
     for (int32_t w = 0; w <= core::kMaxWorker; w++) {
         if (w == 5) continue;
-        ASSERT_TRUE(admin.put(core::mark_key(prefix_, w), core::encode_etcd_mark(ahead)).status.ok());
+        ASSERT_TRUE(admin.put(core::mark_key(prefix_, w), core::encode_coord_mark(ahead)).status.ok());
     }
     Node a(prefix_, "node-a", 5, 5);
     a.set_failover(true);
@@ -470,7 +474,13 @@ TEST_F(LeaseLoop, NoBackupWhenEveryFreeIdsMarkIsAhead) {
     int64_t id = 0;
     ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
     a.move_clock(-60 * 1000);
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.backup_attempts() > 0; }, 5000)) << a.debug();
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return a.backup_attempts() > 0;
+        },
+        5000))
+        << a.debug();
     EXPECT_LT(a.backup(), 0);
     EXPECT_NE(a.backup_error().find("mark ahead of the clock"), std::string::npos) << a.backup_error();
     // Every id tried was given back.
@@ -489,7 +499,9 @@ TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
     Node b(prefix_, "node-b", 7, 5);
     ASSERT_TRUE(b.run_until([&] { return b.lease().taken_by_other; }, 3000));
     EXPECT_FALSE(core::lease::may_issue(b.lease(), mono_ns()));
-    EXPECT_EQ(std::string(b.lease().last_error).rfind("worker id 7 is held by another node: host node-a port 5432", 0), 0u)
+    EXPECT_EQ(
+        std::string(b.lease().last_error).rfind("worker id 7 is held by another node: host node-a port 5432", 0),
+        0u)
         << b.lease().last_error;
 
     ASSERT_TRUE(a.shutdown());  // exact mark, then revoke: B may take over at once
@@ -509,7 +521,7 @@ TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
     ASSERT_TRUE(a->run_until([&] { return held(*a); }, 3000)) << a->lease().last_error;
     int64_t last_a = 0;
     ASSERT_TRUE(a->run_until([&] { return (last_a = a->issue()) != 0; }, 3000));
-    const int64_t a_reserved = a->etcd_reserved();
+    const int64_t a_reserved = a->coord_reserved();
     a.reset();  // crash: no exact mark, no revoke; its lease runs out in etcd
 
     Node b(prefix_, "node-b", 9, 5);
@@ -535,7 +547,7 @@ TEST_F(LeaseLoop, RestartOfTheSameNodeWaitsOutItsPreviousRunsLease) {
     ASSERT_TRUE(a->run_until([&] { return held(*a); }, 3000)) << a->lease().last_error;
     int64_t last_a = 0;
     ASSERT_TRUE(a->run_until([&] { return (last_a = a->issue()) != 0; }, 3000));
-    const int64_t a_reserved = a->etcd_reserved();
+    const int64_t a_reserved = a->coord_reserved();
     const int64_t a_lease = a->lease().lease_id;
     a.reset();  // crash
 
@@ -545,14 +557,13 @@ TEST_F(LeaseLoop, RestartOfTheSameNodeWaitsOutItsPreviousRunsLease) {
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
     EXPECT_GE(waited, 1000);  // the previous run's lease ran out first
     EXPECT_EQ(again.lease().worker, 5);
-    for (const std::string& line : again.log_lines())
-        EXPECT_EQ(line.find("revoking"), std::string::npos) << line;
+    for (const std::string& line : again.log_lines()) EXPECT_EQ(line.find("revoking"), std::string::npos) << line;
     etcd::Client admin(options());
     const etcd::KeepaliveResult k = admin.keepalive(a_lease);
     EXPECT_TRUE((k.status.ok() && k.ttl_s == 0) || k.status.code == etcd::Code::LeaseNotFound);
     EXPECT_EQ(again.floor_ms(), a_reserved);  // the previous run's reservation: not known to be ours
     int64_t first = 0;
-    ASSERT_TRUE(again.run_until([&] { return (first = again.issue()) != 0; }, 3000 + core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(again.run_until([&] { return (first = again.issue()) != 0; }, 3000 + core::kCoordMarkWindowMs))
         << again.debug();
     EXPECT_GT(first, last_a);
     EXPECT_TRUE(again.shutdown());
@@ -578,8 +589,7 @@ TEST_F(LeaseLoop, ClonesWithTheSameNameDoNotRevokeEachOther) {
         ASSERT_FALSE(held(b)) << b.debug();
         ASSERT_EQ(b.issue(), 0);
     }
-    for (const std::string& line : b.log_lines())
-        EXPECT_EQ(line.find("revoking"), std::string::npos) << line;
+    for (const std::string& line : b.log_lines()) EXPECT_EQ(line.find("revoking"), std::string::npos) << line;
     const std::string e = b.lease().last_error;
     EXPECT_EQ(b.lease().last_error_reason, core::LeaseError::Clone) << e;
     EXPECT_NE(e.find("live clone"), std::string::npos) << e;
@@ -601,9 +611,15 @@ TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
     // a value that is not one of ours.
     etcd::Client other(options());
     const int64_t foreign_ms = wall_ms(0) + 3000;
-    ASSERT_TRUE(other.put(core::mark_key(prefix_, 11), core::encode_etcd_mark(core::Mark{foreign_ms, false})).status.ok());
+    ASSERT_TRUE(other.put(core::mark_key(prefix_, 11), core::encode_coord_mark(core::Mark{foreign_ms, false}))
+                    .status.ok());
     // Ids keep being asked for, so the reservation is renewed soon.
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.lease().lease_id != dropped; }, 2 * core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return a.lease().lease_id != dropped;
+        },
+        2 * core::kCoordMarkWindowMs))
         << a.debug();
     // The dropped lease was revoked (not left to hold the id for 30 s).
     const etcd::KeepaliveResult k = other.keepalive(dropped);
@@ -629,7 +645,7 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 5000)) << a.debug();
     const int64_t lease_id = a.lease().lease_id;
     const int32_t worker = a.lease().worker;
-    const int64_t reserved_before = a.etcd_reserved();
+    const int64_t reserved_before = a.coord_reserved();
     const size_t attempts_before = a.mark_attempts().size();
     ASSERT_GT(attempts_before, 0u);
     ASSERT_EQ(a.mark_attempts().back(), "");
@@ -639,8 +655,12 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     const std::string mark_key = core::mark_key(prefix_, worker);
     proxy.hold_next("/v3/kv/txn", "\"" + etcd::base64_encode(mark_key) + "\"");
     // Ids are asked for, so the reservation is renewed within a window.
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.mark_attempts().size() > attempts_before; },
-                            4 * core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return a.mark_attempts().size() > attempts_before;
+        },
+        4 * core::kCoordMarkWindowMs))
         << a.debug();
     ASSERT_EQ(proxy.held(), 1) << "the attempt that failed was not the held one";
     const std::string failed = a.mark_attempts().back();
@@ -649,7 +669,8 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     // etcd applied it: its answer (held by the proxy) says so, and the mark
     // holds the value of the held request.
     const Clock::time_point end = Clock::now() + std::chrono::seconds(15);
-    while (!proxy.held_answered() && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (!proxy.held_answered() && Clock::now() < end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ASSERT_TRUE(proxy.held_answered());
     ASSERT_EQ(proxy.held_status(), 200) << proxy.held_answer();
     ASSERT_NE(proxy.held_answer().find("\"succeeded\":true"), std::string::npos) << proxy.held_answer();
@@ -660,19 +681,23 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     ASSERT_NE(proxy.held_request().find("\"" + etcd::base64_encode(applied.kv.value) + "\""), std::string::npos)
         << "the mark in etcd is not the held request's value";
     core::Mark written;
-    ASSERT_TRUE(core::decode_etcd_mark(applied.kv.value, &written));
+    ASSERT_TRUE(core::decode_coord_mark(applied.kv.value, &written));
     EXPECT_GT(written.ms, reserved_before);
 
     // The retry's compare fails on that value: the driver must adopt it.
     const size_t attempts_failed = a.mark_attempts().size();
     auto decided = [&] {
         for (size_t i = attempts_failed; i < a.mark_attempts().size(); i++)
-            if (a.mark_attempts()[i].empty() ||
-                a.mark_attempts()[i].find("another lease") != std::string::npos)
+            if (a.mark_attempts()[i].empty() || a.mark_attempts()[i].find("another lease") != std::string::npos)
                 return true;
         return a.lease().lease_id != lease_id || !held(a);
     };
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return decided(); }, 4 * core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return decided();
+        },
+        4 * core::kCoordMarkWindowMs))
         << a.debug();
     for (const std::string& attempt : a.mark_attempts())
         EXPECT_EQ(attempt.find("held by another lease"), std::string::npos) << attempt;
@@ -688,16 +713,19 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     ASSERT_TRUE(now.status.ok() && now.found) << now.status.error;
     EXPECT_EQ(now.kv.mod_revision, applied.kv.mod_revision);
     EXPECT_EQ(now.kv.value, applied.kv.value);
-    EXPECT_EQ(a.etcd_reserved(), written.ms);
+    EXPECT_EQ(a.coord_reserved(), written.ms);
 
     // Ids keep flowing, past the adopted reservation: the next renewal
     // compares on the adopted write's revision and succeeds.
     int64_t id = 0;
-    ASSERT_TRUE(a.run_until([&] {
-        const int64_t next = a.issue();
-        if (next != 0) id = next;
-        return id != 0 && core::decompose(id).ms > written.ms;
-    }, written.ms - wall_ms(0) + 4 * core::kEtcdMarkWindowMs)) << a.debug();
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            const int64_t next = a.issue();
+            if (next != 0) id = next;
+            return id != 0 && core::decompose(id).ms > written.ms;
+        },
+        written.ms - wall_ms(0) + 4 * core::kCoordMarkWindowMs))
+        << a.debug();
     EXPECT_EQ(core::decompose(id).worker, worker);
     EXPECT_EQ(a.lease().lease_id, lease_id);
     for (const std::string& attempt : a.mark_attempts())
@@ -705,8 +733,8 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     const etcd::GetResult last = direct.get(mark_key);
     ASSERT_TRUE(last.status.ok() && last.found) << last.status.error;
     core::Mark last_mark;
-    ASSERT_TRUE(core::decode_etcd_mark(last.kv.value, &last_mark));
-    EXPECT_EQ(last_mark.ms, a.etcd_reserved());  // the value it wrote last
+    ASSERT_TRUE(core::decode_coord_mark(last.kv.value, &last_mark));
+    EXPECT_EQ(last_mark.ms, a.coord_reserved());  // the value it wrote last
     EXPECT_GT(last_mark.ms, written.ms);
     EXPECT_TRUE(a.shutdown());
 }
@@ -732,8 +760,12 @@ TEST_F(LeaseLoop, AnEqualValueWrittenByAnotherHolderIsNotAdopted) {
     ASSERT_TRUE(admin.delete_if_lease(worker_key, lease_a).ok());
     proxy.hold_next("/v3/kv/txn", "\"" + etcd::base64_encode(mark_key) + "\"");
     const size_t attempts = a.mark_attempts().size();
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.mark_attempts().size() > attempts; },
-                            4 * core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return a.mark_attempts().size() > attempts;
+        },
+        4 * core::kCoordMarkWindowMs))
         << a.debug();
     ASSERT_EQ(proxy.held(), 1);
     ASSERT_NE(a.mark_attempts().back().find("timed out"), std::string::npos) << a.mark_attempts().back();
@@ -751,21 +783,26 @@ TEST_F(LeaseLoop, AnEqualValueWrittenByAnotherHolderIsNotAdopted) {
     std::string value;
     ASSERT_TRUE(etcd::base64_decode(req.substr(from, req.find('"', from) - from), &value)) << req;
     core::Mark m;
-    ASSERT_TRUE(core::decode_etcd_mark(value, &m)) << value;
+    ASSERT_TRUE(core::decode_coord_mark(value, &m)) << value;
 
     // Another node takes the id and writes that same value.
     const etcd::GrantResult other = admin.grant(30);
     ASSERT_TRUE(other.status.ok());
-    ASSERT_TRUE(admin.claim(worker_key, core::encode_node_identity(identity("node-b", 77, random_instance())),
-                            other.lease_id)
+    ASSERT_TRUE(admin
+                    .claim(worker_key, core::encode_node_identity(identity("node-b", 77, random_instance())),
+                           other.lease_id)
                     .claimed);
     ASSERT_TRUE(admin.put(mark_key, value).status.ok());
     proxy.release();
 
     // The node's retry: not its write; the id is not its own any more.
     const size_t failed = a.mark_attempts().size();
-    ASSERT_TRUE(a.run_until([&] { (void)a.issue(); return a.mark_attempts().size() > failed; },
-                            4 * core::kEtcdMarkWindowMs))
+    ASSERT_TRUE(a.run_until(
+        [&] {
+            (void)a.issue();
+            return a.mark_attempts().size() > failed;
+        },
+        4 * core::kCoordMarkWindowMs))
         << a.debug();
     EXPECT_NE(a.mark_attempts()[failed].find("another lease"), std::string::npos)
         << "adopted a write that was not its own: \"" << a.mark_attempts()[failed] << "\"";
@@ -838,7 +875,7 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     // etcd resumed is adopted (our own value, our claim in place); one that
     // was not is retried; if the lease was lost meanwhile the id comes back
     // with the mark still ours. Ids flow again either way.
-    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 2 * (core::kEtcdMarkWindowMs + 3000))) << a.debug();
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 2 * (core::kCoordMarkWindowMs + 3000))) << a.debug();
     EXPECT_TRUE(a.shutdown());
 }
 

@@ -32,10 +32,10 @@ bool check_lease_prefix(std::string_view prefix, std::string* reason) noexcept;
 // ---------------------------------------------------------------------------
 // Mark values
 
-// Text of the etcd mark: "<ms> reserved" or "<ms> exact".
-std::string encode_etcd_mark(const Mark& m) noexcept;
+// Text of the coordinator's mark: "<ms> reserved" or "<ms> exact".
+std::string encode_coord_mark(const Mark& m) noexcept;
 // The mark of that text; false for anything else (a later version's format).
-bool decode_etcd_mark(std::string_view text, Mark* out) noexcept;
+bool decode_coord_mark(std::string_view text, Mark* out) noexcept;
 
 // ---------------------------------------------------------------------------
 // The node identity stored in a worker key: one line of text,
@@ -56,8 +56,8 @@ struct NodeIdentity {
     // container with a copied data directory) has every other field the
     // same, never this one. "" if absent.
     std::string instance;
-    int64_t started_unix_ms = 0;     // postmaster start time
-    std::string data_directory;      // as host: control characters and spaces become '_'; "" if absent
+    int64_t started_unix_ms = 0;  // postmaster start time
+    std::string data_directory;   // as host: control characters and spaces become '_'; "" if absent
     // The TTL of the lease that holds the key, as the coordinator granted it
     // (etcd: the lease's; ZooKeeper: the session timeout); 0 if unknown.
     int64_t lease_ttl_ms = 0;

@@ -1,6 +1,6 @@
 // The key and value schema, the node identity and the fleet's settings;
-// see etcd_schema.hpp.
-#include "etcd_schema.hpp"
+// see coord_schema.hpp.
+#include "coord_schema.hpp"
 
 #include "ascii.hpp"
 #include "decimal.hpp"
@@ -16,11 +16,11 @@ namespace snowflake::core {
 // ---------------------------------------------------------------------------
 // Mark values
 
-std::string encode_etcd_mark(const Mark& m) noexcept {
+std::string encode_coord_mark(const Mark& m) noexcept {
     return std::to_string(m.ms) + (m.clean ? " exact" : " reserved");
 }
 
-bool decode_etcd_mark(std::string_view text, Mark* out) noexcept {
+bool decode_coord_mark(std::string_view text, Mark* out) noexcept {
     const size_t sp = text.find(' ');
     if (sp == std::string_view::npos) return false;
     const std::string_view kind = text.substr(sp + 1);
@@ -40,9 +40,7 @@ bool decode_etcd_mark(std::string_view text, Mark* out) noexcept {
 // ---------------------------------------------------------------------------
 // Keys
 
-std::string workers_prefix(std::string_view prefix) noexcept {
-    return std::string(prefix) + "/workers/";
-}
+std::string workers_prefix(std::string_view prefix) noexcept { return std::string(prefix) + "/workers/"; }
 
 std::string worker_key(std::string_view prefix, int32_t worker) noexcept {
     return workers_prefix(prefix) + std::to_string(worker);
