@@ -135,7 +135,8 @@ case_11() {
     else
         not_ok "11d: the idle worker writes the mark again once the fault is gone" "mark still $markms"
     fi
-    check "11d: ... and logs it" log_has "$D" "$off" 'snowflake high-water mark file "snowflake.mark" written again'
+    # The worker logs it after the write the mark file shows: wait for the line.
+    check "11d: ... and logs it" wait_for "the log line" 10 log_has "$D" "$off" 'snowflake high-water mark file "snowflake.mark" written again'
     no_duplicates "$D" ids "11: no duplicate id"
     ordered "$D" ids "11: every id above the ones before"
     pg_stop "$D"
