@@ -485,8 +485,13 @@ cluster_proof() {
     echo "# sub_n4 (the killed node's): $(pg_val "$M" "SELECT apply_error_count || ' apply errors, ' || sync_error_count || ' sync errors' FROM pg_stat_subscription_stats WHERE subname = 'sub_n4'") (its lost connection)"
     is "$V: the merge log has no ERROR but the killed node's lost connection" "$(merge_errors "$M")" ""
     is "$V: no primary-key conflict in the merge log" "$(grep -c 'duplicate key value' "$M/server.log")" 0
+    # An apply worker that exits (its publisher's connection lost, as n4's
+    # was) is started again by the launcher within wal_retrieve_retry_interval
+    # (5 s): wait for all five at once, then name any missing.
+    applying() { [ "$(pg_val "$M" "SELECT count(DISTINCT subname) FROM pg_stat_subscription WHERE pid IS NOT NULL AND relid IS NULL")" = 5 ]; }
+    wait_for "apply workers" 30 applying
     is "$V: every subscription has its apply worker (pg_stat_subscription)" \
-        "$(pg_val "$M" "SELECT count(DISTINCT subname) FROM pg_stat_subscription WHERE pid IS NOT NULL AND relid IS NULL")" 5
+        "$(pg_val "$M" "SELECT coalesce(string_agg(subname, ' ' ORDER BY subname), '') FROM pg_subscription WHERE subname NOT IN (SELECT subname FROM pg_stat_subscription WHERE pid IS NOT NULL AND relid IS NULL)")" ""
 
     local map="('n1', ${WORKER[n1]}), ('n2', ${WORKER[n2]}), ('n3', ${WORKER[n3]}), ('n4', ${WORKER[n4]}), ('n4b', ${WORKER[n4b]})"
     is "$V: every merged row's decoded worker id is its node's" \
