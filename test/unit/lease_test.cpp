@@ -773,13 +773,13 @@ TEST(LeaseMarks, HandoverStartsAboveBothMarks) {
 TEST(LeaseMarks, HandoverSaysWhichMarkIsTheFloor) {
     // SF001's detail names the floor's source: the coordinator's mark only
     // when it is above the local one (a tie is this node's own mark).
-    EXPECT_TRUE(plan_handover(Mark{1000, true}, 1000, Mark{5000, false}, kEtcdMarkWindowMs).from_coordinator);
-    EXPECT_FALSE(plan_handover(Mark{9000, false}, 1000, Mark{5000, true}, kEtcdMarkWindowMs).from_coordinator);
-    EXPECT_FALSE(plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kEtcdMarkWindowMs).from_coordinator);
-    EXPECT_FALSE(plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kEtcdMarkWindowMs).from_coordinator);
+    EXPECT_TRUE(plan_handover(Mark{1000, true}, 1000, Mark{5000, false}, kCoordMarkWindowMs).from_coordinator);
+    EXPECT_FALSE(plan_handover(Mark{9000, false}, 1000, Mark{5000, true}, kCoordMarkWindowMs).from_coordinator);
+    EXPECT_FALSE(plan_handover(Mark{4000, false}, 1000, Mark{4000, true}, kCoordMarkWindowMs).from_coordinator);
+    EXPECT_FALSE(plan_handover(Mark{-1, false}, 1000, Mark{-1, false}, kCoordMarkWindowMs).from_coordinator);
     // The process's own reservation, not waited out: the local mark counts.
     EXPECT_FALSE(
-        plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kEtcdMarkWindowMs, true).from_coordinator);
+        plan_handover(Mark{1000, true}, 1000, Mark{6000, false}, kCoordMarkWindowMs, true).from_coordinator);
 }
 
 TEST(LeaseMarks, OwnReservationIsNotWaitedOut) {
