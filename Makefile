@@ -60,7 +60,8 @@ PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clo
             src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
 #   the coordinator-neutral lease driver, and each coordinator's client (the extension;
-#   the driver and etcd's client also in build/etcd_client_tests)
+#   the driver and etcd's client also in build/etcd_client_tests, ZooKeeper's in
+#   build/zk_client_tests)
 COORD_SRCS = src/coord/lease_driver.cpp
 ETCD_SRCS  = src/etcd/client.cpp src/etcd/coordinator.cpp
 ZK_SRCS    = src/zk/coordinator.cpp
@@ -71,6 +72,7 @@ INSPECT_MAIN = src/inspect/main.cpp
 UNIT_TEST_SRCS  = $(sort $(wildcard test/unit/*.cpp))
 COORD_TEST_SRCS = $(sort $(wildcard test/coord/*.cpp))
 ETCD_TEST_SRCS  = $(sort $(wildcard test/etcd/*.cpp))
+ZK_TEST_SRCS    = $(sort $(wildcard test/zk/*.cpp))
 BENCH_SRCS     = bench/core_bench.cpp
 
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
@@ -105,7 +107,7 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.co
                --load-extension=snowflake
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
                build/unit_tests build/unit_tests_sanitized build/etcd_client_tests \
-               build/etcd_client_tests_sanitized build/core_bench
+               build/etcd_client_tests_sanitized build/zk_client_tests build/core_bench
 
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
@@ -180,8 +182,8 @@ OBJ          := $(BUILD)/obj
 OBJ_SAN      := $(BUILD)/obj-sanitized
 # $(call objs,DIR,SRCS): the objects of SRCS in the build DIR.
 objs = $(patsubst %.cpp,$(1)/%.o,$(2))
-ALL_OWN_SRCS := $(CORE_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(INSPECT_SRCS) $(INSPECT_MAIN) \
-                $(UNIT_TEST_SRCS) $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(BENCH_SRCS)
+ALL_OWN_SRCS := $(CORE_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(ZK_SRCS) $(INSPECT_SRCS) $(INSPECT_MAIN) \
+                $(UNIT_TEST_SRCS) $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(ZK_TEST_SRCS) $(BENCH_SRCS)
 # $(call deps,DIR,SRCS): their dependency files (-MMD), where they exist.
 deps = $(wildcard $(patsubst %.cpp,$(1)/%.d,$(2)))
 
@@ -244,6 +246,13 @@ $(BUILD)/etcd_client_tests: $(call objs,$(OBJ),$(CLIENT_TESTS_SRCS))
 $(BUILD)/etcd_client_tests_sanitized: $(call objs,$(OBJ_SAN),$(CLIENT_TESTS_SRCS))
 	$(call link,$(SANITIZE),$(CLIENT_TEST_LIBS))
 
+# ZooKeeper's coordinator (src/zk), built the way the extension builds it, and
+# its tests (test/zk) against a real standalone ZooKeeper (test/zk_client.sh
+# starts one).
+ZK_CLIENT_TESTS_SRCS := $(ZK_TEST_SRCS) $(ZK_SRCS) $(CORE_SRCS)
+$(BUILD)/zk_client_tests: $(call objs,$(OBJ),$(ZK_CLIENT_TESTS_SRCS))
+	$(call link,,$(GTEST_LIBS) -lzookeeper_st)
+
 # Google Benchmark of the core (bench/core_bench.cpp).
 $(BUILD)/core_bench: $(call objs,$(OBJ),$(BENCH_SRCS) $(CORE_SRCS))
 	$(call link,,-lbenchmark -pthread)
@@ -273,7 +282,8 @@ RUN_SCRIPT := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # make test: the extension and the test binaries built at once (in parallel),
 # installed, then every suite; the build's time is printed with the suites'
 # at the end (test/run_all.sh).
-TEST_BINARIES := $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests
+TEST_BINARIES := $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests \
+                 $(BUILD)/zk_client_tests
 test: deps
 	@mkdir -p $(BUILD) && date +%s >$(BUILD)/.test-build-start
 	$(MAKE) WERROR=-Werror all $(TEST_BINARIES)

@@ -29,6 +29,7 @@ SUITES=(
     "upgrade|test/upgrade.sh"
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
+    "ZooKeeper client|test/zk_client.sh"
     "worker id leases|test/lease.sh"
     "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"

@@ -223,19 +223,19 @@ void require_generator() {
 void await_reservation(int64_t needed_ms, ReservationWait* w) {
     raise_demand(needed_ms);
     ConditionVariablePrepareToSleep(&shared->reservation_cv);
-    char etcd_error[kErrorTextSize];
+    char coord_error[kErrorTextSize];
     LWLockAcquire(shared->lock, LW_SHARED);
     const WriteReport report = shared->report;
     Latch* latch = shared->mark_worker_latch;
     Latch* lease_latch = shared->lease.lease_worker_latch;
-    const uint64_t etcd_attempts = shared->lease.mark_attempts;
-    snprintf(etcd_error, sizeof(etcd_error), "%s", shared->lease.mark_error);
+    const uint64_t coord_attempts = shared->lease.mark_attempts;
+    snprintf(coord_error, sizeof(coord_error), "%s", shared->lease.mark_error);
     LWLockRelease(shared->lock);
     if (!w->asked) {
         w->asked = true;
         w->since_us = monotonic_us();
         w->attempts = report.attempts;
-        w->etcd_attempts = etcd_attempts;
+        w->coord_attempts = coord_attempts;
         pg_atomic_fetch_add_u64(&shared->stats.reservation_waits, 1);
     }
     if (latch != nullptr) SetLatch(latch);
@@ -258,20 +258,19 @@ void await_reservation(int64_t needed_ms, ReservationWait* w) {
                  errhint("Check the data directory's file system; ids resume as soon as the mark "
                          "can be written.")));
     }
-    // etcd fails for a moment when it elects a leader: only a failure that
+    // A coordinator fails for a moment when it elects a leader: only a failure that
     // outlasts kCoordErrorGraceUs is an error for the caller.
-    if (etcd_attempts > w->etcd_attempts && etcd_error[0] != '\0' &&
+    if (coord_attempts > w->coord_attempts && coord_error[0] != '\0' &&
         monotonic_us() - w->since_us > kCoordErrorGraceUs) {
         ConditionVariableCancelSleep();
         count_refusal(core::Refusal::CoordReservation);
-        ereport(ERROR,
-                (errcode(ERRCODE_SF_NO_LEASE),
-                 errmsg("could not extend the worker id's reservation in %s", coordinator_display()),
-                 errdetail("%s.", etcd_error),
-                 errhint("Check that %s is reachable at %s; no id is "
-                         "issued beyond the reservation in %s, so that a later holder of the "
-                         "worker id never issues it again.",
-                         coordinator_display(), coordinator_setting(), coordinator_display())));
+        ereport(ERROR, (errcode(ERRCODE_SF_NO_LEASE),
+                        errmsg("could not extend the worker id's reservation in %s", coordinator_display()),
+                        errdetail("%s.", coord_error),
+                        errhint("Check that %s is reachable at %s; no id is "
+                                "issued beyond the reservation in %s, so that a later holder of the "
+                                "worker id never issues it again.",
+                                coordinator_display(), coordinator_setting(), coordinator_display())));
     }
     if (latch == nullptr && monotonic_us() - w->since_us > kNoMarkWorkerGraceUs) {
         ConditionVariableCancelSleep();

@@ -40,9 +40,9 @@ void require_generator();
 // A call's wait for a reservation, across the slices it takes.
 struct ReservationWait {
     bool asked = false;
-    int64_t since_us = 0;        // monotonic, when the call first asked
-    uint64_t attempts = 0;       // the mark worker's write attempts when it asked
-    uint64_t etcd_attempts = 0;  // the lease worker's writes of the etcd mark then
+    int64_t since_us = 0;         // monotonic, when the call first asked
+    uint64_t attempts = 0;        // the mark worker's write attempts when it asked
+    uint64_t coord_attempts = 0;  // the lease worker's writes of the coordinator's mark then
 };
 // Asks the workers for a reservation covering needed_ms and sleeps on
 // reservation_cv for at most one slice. Raises the error of a write a
