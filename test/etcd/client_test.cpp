@@ -5,6 +5,7 @@
 // Without them every test that needs etcd fails: the suite cannot pass
 // without having talked to etcd.
 
+#include "dead_port.hpp"
 #include "core/coord_schema.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
@@ -47,21 +48,8 @@ std::string env(const char* name) {
 
 std::string etcd_url() { return env("SNOWFLAKE_TEST_ETCD"); }
 
-// A loopback port nothing listens on: bound, then closed.
-std::string dead_endpoint() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-        close(fd);
-        return "http://127.0.0.1:1";
-    }
-    close(fd);
-    return "http://127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
-}
+// A loopback port nothing listens on (dead_port.hpp).
+std::string dead_endpoint() { return "http://" + snowflake::test::dead_loopback_address(); }
 
 Options options_for(std::vector<std::string> endpoints, long timeout_ms = 1000) {
     Options o;

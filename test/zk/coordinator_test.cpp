@@ -8,6 +8,7 @@
 // without having talked to ZooKeeper. Two coordinators are two sessions, as
 // two nodes of a fleet would be.
 
+#include "../etcd/dead_port.hpp"
 #include "../etcd/frozen_process.hpp"
 #include "core/coord_schema.hpp"
 #include "core/coordinator.hpp"
@@ -58,21 +59,8 @@ const bool g_client_log = [] {
     return f != nullptr;
 }();
 
-// A loopback port nothing listens on: bound, then closed.
-std::string dead_hosts() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-        close(fd);
-        return "127.0.0.1:1";
-    }
-    close(fd);
-    return "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
-}
+// A loopback port nothing listens on (dead_port.hpp).
+std::string dead_hosts() { return snowflake::test::dead_loopback_address(); }
 
 // A prefix of its own for each test, so tests and runs never meet.
 std::string test_prefix() {
