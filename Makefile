@@ -213,7 +213,7 @@ $(call objs,$(OBJ),$(INSPECT_MAIN) $(INSPECT_SRCS) $(CORE_SRCS)): | check-build-
 endif
 
 GTEST_LIBS := -lgtest -lgtest_main -pthread
-CLIENT_TEST_LIBS := $(GTEST_LIBS) -lcurl -lmicrohttpd
+CLIENT_TEST_LIBS := $(GTEST_LIBS) -lcurl -lmicrohttpd -lzookeeper_st
 # The link line: the objects (not the headers or files they depend on) and LIBS.
 link = $(CXX) $(1) -o $@ $(filter %.o,$^) $(2)
 
@@ -235,7 +235,9 @@ $(BUILD)/unit_tests_sanitized: $(call objs,$(OBJ_SAN),$(UNIT_TESTS_SRCS))
 # (test/etcd: the client; test/coord: the driver over etcd's coordinator)
 # against a real etcd (test/etcd_client.sh starts one) and a misbehaving fake
 # (libmicrohttpd).
-CLIENT_TESTS_SRCS := $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(COORD_SRCS) $(ETCD_SRCS) $(CORE_SRCS)
+# (The driver's tests build ZooKeeper's coordinator too: test/zk_client.sh
+# runs them on ZooKeeper, in build/zk_client_tests.)
+CLIENT_TESTS_SRCS := $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(COORD_SRCS) $(ETCD_SRCS) $(ZK_SRCS) $(CORE_SRCS)
 $(BUILD)/etcd_client_tests: $(call objs,$(OBJ),$(CLIENT_TESTS_SRCS))
 	$(call link,,$(CLIENT_TEST_LIBS))
 
@@ -247,11 +249,12 @@ $(BUILD)/etcd_client_tests_sanitized: $(call objs,$(OBJ_SAN),$(CLIENT_TESTS_SRCS
 	$(call link,$(SANITIZE),$(CLIENT_TEST_LIBS))
 
 # ZooKeeper's coordinator (src/zk), built the way the extension builds it, and
-# its tests (test/zk) against a real standalone ZooKeeper (test/zk_client.sh
-# starts one).
-ZK_CLIENT_TESTS_SRCS := $(ZK_TEST_SRCS) $(ZK_SRCS) $(CORE_SRCS)
+# its tests (test/zk) and the lease driver's (test/coord, those that are not
+# etcd's only) against a real standalone ZooKeeper (test/zk_client.sh starts
+# one). The driver's tests bring etcd's client in.
+ZK_CLIENT_TESTS_SRCS := $(ZK_TEST_SRCS) $(COORD_TEST_SRCS) $(COORD_SRCS) $(ETCD_SRCS) $(ZK_SRCS) $(CORE_SRCS)
 $(BUILD)/zk_client_tests: $(call objs,$(OBJ),$(ZK_CLIENT_TESTS_SRCS))
-	$(call link,,$(GTEST_LIBS) -lzookeeper_st)
+	$(call link,,$(CLIENT_TEST_LIBS))
 
 # Google Benchmark of the core (bench/core_bench.cpp).
 $(BUILD)/core_bench: $(call objs,$(OBJ),$(BENCH_SRCS) $(CORE_SRCS))

@@ -1,5 +1,11 @@
 // The lease driver (src/coord/lease_driver.hpp), the loop the background
-// worker runs, against the real etcd of test/etcd_client.sh. Nodes are
+// worker runs, against a real coordinator: the tests of LeaseLoop against
+// each one the runner started (etcd: test/etcd_client.sh, in
+// build/etcd_client_tests; ZooKeeper: test/zk_client.sh, in
+// build/zk_client_tests), those of LeaseLoopEtcd against etcd only (they
+// read or write etcd's keys themselves, stop etcd, or put a proxy in front
+// of it, or crash a node: a ZooKeeper client closes its session as it is
+// destroyed). Nodes are
 // objects in this process: each is a host of its own driver over in-process
 // state (the generator, the published lease and reservation, the demand of
 // a caller), standing in for shared memory and backends.
@@ -13,6 +19,7 @@
 #include "etcd/client.hpp"
 #include "coord/lease_driver.hpp"
 #include "etcd/coordinator.hpp"
+#include "zk/coordinator.hpp"
 #include "../etcd/delay_proxy.hpp"
 #include "../etcd/frozen_process.hpp"
 
@@ -51,6 +58,25 @@ std::string etcd_url() {
     const char* v = std::getenv("SNOWFLAKE_TEST_ETCD");
     return v != nullptr ? v : "";
 }
+
+std::string zk_hosts() {
+    const char* v = std::getenv("SNOWFLAKE_TEST_ZK");
+    return v != nullptr ? v : "";
+}
+
+// The coordinators the tests run against: those the runner started.
+enum class Backend { Etcd, ZooKeeper };
+std::vector<Backend> started_backends(bool etcd_only) {
+    std::vector<Backend> b;
+    if (!etcd_url().empty()) b.push_back(Backend::Etcd);
+    if (!etcd_only && !zk_hosts().empty()) b.push_back(Backend::ZooKeeper);
+    return b;
+}
+std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
+    return info.param == Backend::Etcd ? "etcd" : "zookeeper";
+}
+// The current test's (set by the fixture; the nodes it makes lease from it).
+Backend g_backend = Backend::Etcd;
 
 etcd::Options options(const std::string& endpoint = etcd_url()) {
     etcd::Options o;
@@ -101,17 +127,30 @@ std::string random_instance() {
 
 uint64_t random_system_identifier() { return 1000 + static_cast<uint64_t>(std::random_device{}() % 1000); }
 
+// The coordinator of a node, on the current test's backend; endpoint: etcd's,
+// or a proxy's in front of it.
+std::unique_ptr<core::Coordinator> coordinator(const std::string& endpoint, std::string prefix) {
+    if (g_backend == Backend::ZooKeeper) {
+        zk::Options o;
+        o.hosts = zk_hosts();
+        o.prefix = std::move(prefix);
+        o.timeout_ms = 1000;
+        o.connect_timeout_ms = 3000;
+        return std::make_unique<zk::ZkCoordinator>(o);
+    }
+    return std::make_unique<etcd::EtcdCoordinator>(options(endpoint), std::move(prefix));
+}
+
 // A node: the driver's host over in-process state, and what a backend does
 // (issue()) on the state the host publishes.
 class Node final : public coord::LeaseHost {
 public:
-    // endpoint: etcd's, or a proxy's in front of it.
+    // endpoint: etcd's, or a proxy's in front of it (etcd only).
     Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0,
          uint64_t system_identifier = random_system_identifier(), const std::string& endpoint = etcd_url(),
          const std::string& instance = random_instance())
         : skew_ms_(skew_ms), rng_(std::random_device{}()),
-          driver_(*this, lease_config(static_worker, ttl_s),
-                  std::make_unique<etcd::EtcdCoordinator>(options(endpoint), std::move(prefix)),
+          driver_(*this, lease_config(static_worker, ttl_s), coordinator(endpoint, std::move(prefix)),
                   identity(std::move(host), system_identifier, instance), fleet()) {}
 
     // One turn of the driver, then its sleep (at most 50 ms, so that the
@@ -284,19 +323,33 @@ private:
     coord::LeaseDriver driver_;  // last: it starts with the host's clock
 };
 
-class LeaseLoop : public ::testing::Test {
+class LeaseLoop : public ::testing::TestWithParam<Backend> {
 protected:
     void SetUp() override {
-        ASSERT_FALSE(etcd_url().empty()) << "SNOWFLAKE_TEST_ETCD is not set: run test/etcd_client.sh";
+        g_backend = GetParam();
+        if (g_backend == Backend::Etcd)
+            ASSERT_FALSE(etcd_url().empty()) << "SNOWFLAKE_TEST_ETCD is not set: run test/etcd_client.sh";
+        else
+            ASSERT_FALSE(zk_hosts().empty()) << "SNOWFLAKE_TEST_ZK is not set: run test/zk_client.sh";
+        // The test's name ends in its backend ("/etcd"): a key prefix of its own.
         prefix_ = "/sfloop-" + std::to_string(getpid()) + "/" +
                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
     }
     std::string prefix_;
 };
+class LeaseLoopEtcd : public LeaseLoop {};
+
+// Neither runner starts both: each binary has the tests of the coordinators
+// its runner started (none when run by hand without one: the runners then
+// count no test and fail).
+INSTANTIATE_TEST_SUITE_P(Coordinators, LeaseLoop, ::testing::ValuesIn(started_backends(false)), backend_name);
+INSTANTIATE_TEST_SUITE_P(Coordinators, LeaseLoopEtcd, ::testing::ValuesIn(started_backends(true)), backend_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LeaseLoop);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LeaseLoopEtcd);
 
 bool held(const Node& n) { return n.lease().state == core::LeaseState::Held; }
 
-TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
+TEST_P(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
     Node a(prefix_, "node-a", -1, 5), b(prefix_, "node-b", -1, 5);
     for (int i = 0; i < 400 && !(held(a) && held(b)); i++) {
         a.step();
@@ -321,7 +374,7 @@ TEST_F(LeaseLoop, TwoNodesGetDifferentIdsAndIssue) {
 // on under a backup id claimed in the same lease, which no other node can
 // take meanwhile; when the clock passes the own id's last millisecond the
 // node is back on it and the backup is free at once. No id twice.
-TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
+TEST_P(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
     Node a(prefix_, "node-a", 5, 5);
     a.set_failover(true);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
@@ -386,7 +439,7 @@ TEST_F(LeaseLoop, ClockStepBackFailsOverToABackupIdAndReturns) {
 // Issue 28: a request for a backup made on an earlier reading (or a
 // readiness probe's) while the clock is ahead of the last id takes no
 // backup: the driver judges its own reading and answers "" (decide again).
-TEST_F(LeaseLoop, ARequestWhileTheClockIsAheadOfTheLastIdTakesNoBackup) {
+TEST_P(LeaseLoop, ARequestWhileTheClockIsAheadOfTheLastIdTakesNoBackup) {
     Node a(prefix_, "node-a", 5, 5);
     a.set_failover(true);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
@@ -410,7 +463,7 @@ TEST_F(LeaseLoop, ARequestWhileTheClockIsAheadOfTheLastIdTakesNoBackup) {
 // backup has been held its minimum time, it is given back (its exact mark
 // written) and another taken; ids go on under that one, none twice, and the
 // node returns to its own id when the clock passes it.
-TEST_F(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
+TEST_P(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
     Node a(prefix_, "node-a", 5, 5);
     a.set_failover(true);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
@@ -460,7 +513,7 @@ TEST_F(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
 
 // No usable backup: every other id's mark is ahead of the clock. The
 // attempt says so (the backend's SF001 detail) and gives every id back.
-TEST_F(LeaseLoop, NoBackupWhenEveryFreeIdsMarkIsAhead) {
+TEST_P(LeaseLoopEtcd, NoBackupWhenEveryFreeIdsMarkIsAhead) {
     etcd::Client admin(options());
     core::Mark ahead;
     ahead.ms = wall_ms(0) + 3600 * 1000;
@@ -490,7 +543,7 @@ TEST_F(LeaseLoop, NoBackupWhenEveryFreeIdsMarkIsAhead) {
     EXPECT_TRUE(a.shutdown());
 }
 
-TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
+TEST_P(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
     Node a(prefix_, "node-a", 7, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     int64_t last_a = 0;
@@ -515,7 +568,7 @@ TEST_F(LeaseLoop, StaticIdTakenThenHandedOverCleanly) {
     EXPECT_TRUE(b.shutdown());
 }
 
-TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
+TEST_P(LeaseLoopEtcd, CrashedHolderIsOutlivedAndItsReservationRespected) {
     // A's clock runs 3 s ahead of B's: its reservation is far ahead of B's clock.
     auto a = std::make_unique<Node>(prefix_, "node-a", 9, 5, 3000);
     ASSERT_TRUE(a->run_until([&] { return held(*a); }, 3000)) << a->lease().last_error;
@@ -542,7 +595,7 @@ TEST_F(LeaseLoop, CrashedHolderIsOutlivedAndItsReservationRespected) {
 // lease holds the id. Nothing proves that lease's holder dead but the
 // lease itself, so it is left to expire (never revoked on a name: a clone
 // has the same one), and the id is taken as soon as etcd deletes the key.
-TEST_F(LeaseLoop, RestartOfTheSameNodeWaitsOutItsPreviousRunsLease) {
+TEST_P(LeaseLoopEtcd, RestartOfTheSameNodeWaitsOutItsPreviousRunsLease) {
     auto a = std::make_unique<Node>(prefix_, "node-a", 5, 5, 0, 4242);
     ASSERT_TRUE(a->run_until([&] { return held(*a); }, 3000)) << a->lease().last_error;
     int64_t last_a = 0;
@@ -574,7 +627,7 @@ TEST_F(LeaseLoop, RestartOfTheSameNodeWaitsOutItsPreviousRunsLease) {
 // directory, another instance. Neither revokes the other's lease: the one
 // that holds the id keeps it, the other refuses ids, naming both
 // instances, and once the holder's key outlives its TTL, a live clone.
-TEST_F(LeaseLoop, ClonesWithTheSameNameDoNotRevokeEachOther) {
+TEST_P(LeaseLoop, ClonesWithTheSameNameDoNotRevokeEachOther) {
     Node a(prefix_, "node-a", 5, 5, 0, 4242, etcd_url(), "aaaaaaaa111111112222222233333333");
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 3000)) << a.debug();
@@ -602,7 +655,7 @@ TEST_F(LeaseLoop, ClonesWithTheSameNameDoNotRevokeEachOther) {
     EXPECT_TRUE(b.shutdown());
 }
 
-TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
+TEST_P(LeaseLoopEtcd, MarkWrittenByAnotherDropsAndRevokesTheLease) {
     Node a(prefix_, "node-a", 11, 30);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 3000)) << a.debug();
@@ -637,7 +690,7 @@ TEST_F(LeaseLoop, MarkWrittenByAnotherDropsAndRevokesTheLease) {
 // the retry's compare fails, on the node's own value with its claim in place.
 // The driver adopts that write: same lease, same id, ids keep flowing; it
 // must not take its own write for another node's and drop the id.
-TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
+TEST_P(LeaseLoopEtcd, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
     test::DelayProxy proxy(etcd_url());
     ASSERT_TRUE(proxy.running());
     Node a(prefix_, "node-a", 13, 30, 0, random_system_identifier(), proxy.endpoint());
@@ -745,7 +798,7 @@ TEST_F(LeaseLoop, AppliedMarkWriteWhoseAnswerWasLostIsAdopted) {
 // of the node's unconfirmed ones, but the write is not the node's: it must
 // not be adopted (the id is another lease's), only a write made with the
 // node's own claim of the worker key is.
-TEST_F(LeaseLoop, AnEqualValueWrittenByAnotherHolderIsNotAdopted) {
+TEST_P(LeaseLoopEtcd, AnEqualValueWrittenByAnotherHolderIsNotAdopted) {
     test::DelayProxy proxy(etcd_url());
     ASSERT_TRUE(proxy.running());
     Node a(prefix_, "node-a", 15, 30, 0, random_system_identifier(), proxy.endpoint());
@@ -814,7 +867,7 @@ TEST_F(LeaseLoop, AnEqualValueWrittenByAnotherHolderIsNotAdopted) {
 // Issue 28, settings that must agree across a fleet: <prefix>/fleet
 // records the fleet's epoch, written by the first node that leases; a node
 // whose epoch differs does not lease, naming both.
-TEST_F(LeaseLoop, TheFleetKeyRecordsTheEpochOfTheFirstNode) {
+TEST_P(LeaseLoopEtcd, TheFleetKeyRecordsTheEpochOfTheFirstNode) {
     Node a(prefix_, "node-a", -1, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     etcd::Client admin(options());
@@ -825,7 +878,7 @@ TEST_F(LeaseLoop, TheFleetKeyRecordsTheEpochOfTheFirstNode) {
     EXPECT_TRUE(a.shutdown());
 }
 
-TEST_F(LeaseLoop, ANodeWhoseEpochDiffersFromTheFleetsDoesNotLease) {
+TEST_P(LeaseLoopEtcd, ANodeWhoseEpochDiffersFromTheFleetsDoesNotLease) {
     etcd::Client admin(options());
     // The fleet's epoch: 2025-01-01 00:00:00 UTC; the node's: 2020-01-01.
     ASSERT_TRUE(admin.put(prefix_ + "/fleet", "snowflake-fleet epoch_unix_us=1735689600000000").status.ok());
@@ -852,7 +905,7 @@ TEST_F(LeaseLoop, ANodeWhoseEpochDiffersFromTheFleetsDoesNotLease) {
     EXPECT_TRUE(a.shutdown());
 }
 
-TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
+TEST_P(LeaseLoopEtcd, FrozenEtcdFencesThenTheSameIdResumes) {
     Node a(prefix_, "node-a", -1, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     const int32_t worker = a.lease().worker;
@@ -879,7 +932,7 @@ TEST_F(LeaseLoop, FrozenEtcdFencesThenTheSameIdResumes) {
     EXPECT_TRUE(a.shutdown());
 }
 
-TEST_F(LeaseLoop, ShutdownWithAFrozenEtcdTakesUnderASecond) {
+TEST_P(LeaseLoopEtcd, ShutdownWithAFrozenEtcdTakesUnderASecond) {
     Node a(prefix_, "node-a", -1, 5);
     ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
     test::Frozen frozen;
