@@ -1,5 +1,6 @@
 #!/bin/bash
-# Tests of the etcd gateway client (src/etcd/client.hpp) against a real etcd:
+# Tests of the etcd gateway client (src/etcd/client.hpp), and of the lease
+# driver (test/coord/lease_loop_test.cpp: LeaseLoop and LeaseLoopEtcd), against a real etcd:
 # starts Debian's etcd on free loopback ports in a temporary data directory,
 # waits until it is healthy, runs build/etcd_client_tests against it, and
 # stops it (by its pid) and removes the directory, pass or fail.

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Tests of ZooKeeper's coordinator (src/zk/coordinator.hpp) against a real
+# Tests of ZooKeeper's coordinator (src/zk/coordinator.hpp), and the lease
+# driver's LeaseLoop tests (test/coord/lease_loop_test.cpp), against a real
 # ZooKeeper: starts a standalone server of Debian's zookeeper on a free
 # loopback port in a temporary directory (test/lib/zookeeper.sh), runs
 # build/zk_client_tests against it, and stops it (by its pid) and removes the
