@@ -115,7 +115,7 @@ void ZkCoordinator::after_client_call(int rc) noexcept {
 }
 
 void ZkCoordinator::remake_handle() noexcept {
-    clientid_t id {};
+    clientid_t id{};
     const bool resume = session_ != 0;
     if (resume) id = *zoo_client_id(zh_);
     zhandle_t* fresh = zookeeper_init(options_.hosts.c_str(), &ZkCoordinator::watcher, static_cast<int>(ttl_ms_),
@@ -224,17 +224,38 @@ void ZkCoordinator::drop_claimed(int32_t worker) noexcept {
         }
 }
 
+bool ZkCoordinator::send(Pending* p, int sent, const char* what, core::CoordStatus* s) noexcept {
+    if (sent != ZOK) {
+        delete p;
+        *s = status_of(sent, what);
+        return false;
+    }
+    *s = wait(p, options_.timeout_ms, what);
+    return p->done;
+}
+
+bool ZkCoordinator::create_node(const std::string& path, const std::string& value, int flags, const char* what,
+                                int* rc, core::CoordStatus* s) noexcept {
+    auto* p = new Pending;
+    if (!send(p,
+              zoo_acreate(zh_, path.c_str(), value.data(), static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE,
+                          flags, on_string, p),
+              what, s))
+        return false;
+    *rc = p->rc;
+    delete p;
+    return true;
+}
+
 core::CoordStatus ZkCoordinator::read_node(const std::string& path, const char* what, int* rc, std::string* value,
                                            struct Stat* stat) noexcept {
     auto* p = new Pending;
-    const int sent = value != nullptr ? zoo_aget(zh_, path.c_str(), 0, on_data, p)
-                                      : zoo_aexists(zh_, path.c_str(), 0, on_stat, p);
-    if (sent != ZOK) {
-        delete p;
-        return status_of(sent, what);
-    }
-    core::CoordStatus s = wait(p, options_.timeout_ms, what);
-    if (!p->done) return s;
+    core::CoordStatus s;
+    if (!send(p,
+              value != nullptr ? zoo_aget(zh_, path.c_str(), 0, on_data, p)
+                               : zoo_aexists(zh_, path.c_str(), 0, on_stat, p),
+              what, &s))
+        return s;
     *rc = p->rc;
     if (p->rc == ZOK) {
         if (value != nullptr) *value = p->value;
@@ -253,13 +274,7 @@ core::CoordStatus ZkCoordinator::delete_owned(int32_t worker, int64_t owner, con
     core::CoordStatus s = read_node(path, what, &rc, nullptr, &st);
     if (!s.ok() || rc == ZNONODE || st.ephemeralOwner != owner) return s;
     auto* p = new Pending;
-    rc = zoo_adelete(zh_, path.c_str(), st.version, on_void, p);
-    if (rc != ZOK) {
-        delete p;
-        return status_of(rc, what);
-    }
-    s = wait(p, options_.timeout_ms, what);
-    if (!p->done) return s;
+    if (!send(p, zoo_adelete(zh_, path.c_str(), st.version, on_void, p), what, &s)) return s;
     const int done_rc = p->rc;
     delete p;
     return done_rc == ZNONODE || done_rc == ZBADVERSION ? core::CoordStatus{} : status_of(done_rc, what);
@@ -270,16 +285,9 @@ core::CoordStatus ZkCoordinator::ensure_path(const std::string& path) noexcept {
     for (size_t at = 1; at <= path.size(); at++) {
         if (at != path.size() && path[at] != '/') continue;
         const std::string part = path.substr(0, at);
-        auto* p = new Pending;
-        const int rc = zoo_acreate(zh_, part.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, on_string, p);
-        if (rc != ZOK) {
-            delete p;
-            return status_of(rc, "creating the lease prefix");
-        }
-        core::CoordStatus s = wait(p, options_.timeout_ms, "creating the lease prefix");
-        if (!p->done) return s;
-        const int done_rc = p->rc;
-        delete p;
+        core::CoordStatus s;
+        int done_rc = ZOK;
+        if (!create_node(part, "", ZOO_PERSISTENT, "creating the lease prefix", &done_rc, &s)) return s;
         if (done_rc != ZOK && done_rc != ZNODEEXISTS) return status_of(done_rc, "creating the lease prefix");
     }
     return core::CoordStatus{};
@@ -298,9 +306,10 @@ core::CoordGrant ZkCoordinator::grant(int64_t ttl_ms) noexcept {
     if (zh_ == nullptr) {
         const int e = errno;
         g.status.code = core::CoordCode::Failed;
-        g.status.error = "could not start a ZooKeeper client for \"" + options_.hosts +
-                         "\": " + (e == EINVAL ? std::string("not a valid connect string (host:port[,host:port...][/chroot])")
-                                               : std::string(std::strerror(e)));
+        g.status.error = "could not start a ZooKeeper client for \"" + options_.hosts + "\": " +
+                         (e == EINVAL
+                              ? std::string("not a valid connect string (host:port[,host:port...][/chroot])")
+                              : std::string(std::strerror(e)));
         return g;
     }
     const int64_t deadline = mono_ms() + options_.connect_timeout_ms;
@@ -337,13 +346,8 @@ core::CoordStatus ZkCoordinator::keepalive(int64_t lease_id) noexcept {
     auto* p = new Pending;
     p->paths[0] = options_.prefix;
     zoo_check_op_init(&p->ops[0], p->paths[0].c_str(), -1);
-    const int rc = zoo_amulti(zh_, 1, p->ops, p->results, on_void, p);
-    if (rc != ZOK) {
-        delete p;
-        return status_of(rc, "renewing the session");
-    }
-    core::CoordStatus s = wait(p, options_.timeout_ms, "renewing the session");
-    if (!p->done) return s;
+    core::CoordStatus s;
+    if (!send(p, zoo_amulti(zh_, 1, p->ops, p->results, on_void, p), "renewing the session", &s)) return s;
     const int done_rc = p->rc;
     delete p;
     return status_of(done_rc, "renewing the session");
@@ -384,7 +388,7 @@ core::CoordStatus ZkCoordinator::release_other(int64_t lease_id, int32_t worker)
 
 core::CoordStatus ZkCoordinator::unclaim(int32_t worker, int64_t lease_id) noexcept {
     if (zh_ == nullptr || expired_ || lease_id != session_) return core::CoordStatus{};  // gone with the session
-    if (find_claimed(worker) == nullptr) return core::CoordStatus{};  // not ours
+    if (find_claimed(worker) == nullptr) return core::CoordStatus{};                     // not ours
     const core::CoordStatus s = delete_owned(worker, session_, "deleting the worker node");
     if (s.ok()) drop_claimed(worker);
     return s;
@@ -399,20 +403,15 @@ core::CoordWorkers ZkCoordinator::list_workers() noexcept {
     const std::string dir = core::workers_prefix(options_.prefix);
     const std::string parent = dir.substr(0, dir.size() - 1);
     auto* p = new Pending;
-    const int rc = zoo_aget_children(zh_, parent.c_str(), 0, on_children, p);
-    if (rc != ZOK) {
-        delete p;
-        w.status = status_of(rc, "listing worker ids");
+    if (!send(p, zoo_aget_children(zh_, parent.c_str(), 0, on_children, p), "listing worker ids", &w.status))
         return w;
-    }
-    w.status = wait(p, options_.timeout_ms, "listing worker ids");
-    if (!p->done) return w;
     if (p->rc != ZOK) {
         w.status = status_of(p->rc, "listing worker ids");
         delete p;
         return w;
     }
-    for (const std::string& name : p->children) core::taken_add(w.taken, core::parse_worker_key(options_.prefix, dir + name));
+    for (const std::string& name : p->children)
+        core::taken_add(w.taken, core::parse_worker_key(options_.prefix, dir + name));
     delete p;
     return w;
 }
@@ -424,18 +423,8 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
         return c;
     }
     const std::string path = worker_path(worker);
-    auto* p = new Pending;
-    int rc = zoo_acreate(zh_, path.c_str(), identity.data(), static_cast<int>(identity.size()), &ZOO_OPEN_ACL_UNSAFE,
-                         ZOO_EPHEMERAL, on_string, p);
-    if (rc != ZOK) {
-        delete p;
-        c.status = status_of(rc, "claiming a worker id");
-        return c;
-    }
-    c.status = wait(p, options_.timeout_ms, "claiming a worker id");
-    if (!p->done) return c;
-    const int create_rc = p->rc;
-    delete p;
+    int create_rc = ZOK;
+    if (!create_node(path, identity, ZOO_EPHEMERAL, "claiming a worker id", &create_rc, &c.status)) return c;
     if (create_rc == ZOK) {
         c.claimed = true;
         add_claimed(worker, identity);
@@ -446,15 +435,9 @@ core::CoordClaim ZkCoordinator::claim(int32_t worker, const std::string& identit
         return c;
     }
     // Taken: by whom.
-    p = new Pending;
-    rc = zoo_aget(zh_, path.c_str(), 0, on_data, p);
-    if (rc != ZOK) {
-        delete p;
-        c.status = status_of(rc, "reading the holder of a worker id");
+    auto* p = new Pending;
+    if (!send(p, zoo_aget(zh_, path.c_str(), 0, on_data, p), "reading the holder of a worker id", &c.status))
         return c;
-    }
-    c.status = wait(p, options_.timeout_ms, "reading the holder of a worker id");
-    if (!p->done) return c;
     if (p->rc == ZNONODE) {
         c.status.code = core::CoordCode::Failed;
         c.status.error = "the worker node " + path + " went away while its holder was read";
@@ -522,14 +505,7 @@ core::CoordMarkWrite ZkCoordinator::write_mark(int32_t worker, const std::string
     else
         zoo_set_op_init(&p->ops[1], p->paths[1].c_str(), p->data.data(), static_cast<int>(p->data.size()),
                         static_cast<int>(expected_revision - 1), &p->set_stat);
-    rc = zoo_amulti(zh_, 2, p->ops, p->results, on_void, p);
-    if (rc != ZOK) {
-        delete p;
-        w.status = status_of(rc, "writing the mark");
-        return w;
-    }
-    w.status = wait(p, options_.timeout_ms, "writing the mark");
-    if (!p->done) return w;
+    if (!send(p, zoo_amulti(zh_, 2, p->ops, p->results, on_void, p), "writing the mark", &w.status)) return w;
     const int multi_rc = p->rc;
     const int guard_rc = p->results[0].err;
     const int64_t new_revision = expected_revision == 0 ? 1 : int64_t{p->set_stat.version} + 1;
@@ -576,18 +552,9 @@ core::CoordFleet ZkCoordinator::ensure_fleet(const std::string& value) noexcept 
         f.status = no_session("recording the fleet's settings");
         return f;
     }
-    auto* p = new Pending;
-    int rc = zoo_acreate(zh_, f.key.c_str(), value.data(), static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE,
-                         ZOO_PERSISTENT, on_string, p);
-    if (rc != ZOK) {
-        delete p;
-        f.status = status_of(rc, "recording the fleet's settings");
+    int create_rc = ZOK;
+    if (!create_node(f.key, value, ZOO_PERSISTENT, "recording the fleet's settings", &create_rc, &f.status))
         return f;
-    }
-    f.status = wait(p, options_.timeout_ms, "recording the fleet's settings");
-    if (!p->done) return f;
-    const int create_rc = p->rc;
-    delete p;
     if (create_rc == ZOK) {
         f.created = true;
         f.value = value;
@@ -597,6 +564,7 @@ core::CoordFleet ZkCoordinator::ensure_fleet(const std::string& value) noexcept 
         f.status = status_of(create_rc, "recording the fleet's settings");
         return f;
     }
+    int rc = ZOK;
     struct Stat st {};
     f.status = read_node(f.key, "reading the fleet's settings", &rc, &f.value, &st);
     if (f.status.ok() && rc == ZNONODE) {

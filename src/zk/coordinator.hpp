@@ -70,9 +70,9 @@ struct timeval;
 namespace snowflake::zk {
 
 struct Options {
-    std::string hosts;               // snowflake.zookeeper_hosts: host:port[,host:port...][/chroot]
-    std::string prefix;              // snowflake.lease_prefix
-    int64_t timeout_ms = 1000;       // per call
+    std::string hosts;                  // snowflake.zookeeper_hosts: host:port[,host:port...][/chroot]
+    std::string prefix;                 // snowflake.lease_prefix
+    int64_t timeout_ms = 1000;          // per call
     int64_t connect_timeout_ms = 3000;  // grant: until the session is established
 };
 
@@ -136,15 +136,15 @@ private:
     static constexpr int64_t kReconnectPauseMs = 10;
 
     Options options_;
-    int64_t ttl_ms_ = 0;                // the session timeout asked for
-    size_t servers_ = 1;                // servers in the connect string
-    int ended_in_row_ = 0;              // connections ended since the last one established
-    int64_t reconnect_at_ms_ = 0;       // no new attempt before (mono ms)
+    int64_t ttl_ms_ = 0;           // the session timeout asked for
+    size_t servers_ = 1;           // servers in the connect string
+    int ended_in_row_ = 0;         // connections ended since the last one established
+    int64_t reconnect_at_ms_ = 0;  // no new attempt before (mono ms)
     bool (*should_abort_)(void*) = nullptr;
     void* abort_arg_ = nullptr;
     zhandle_t* zh_ = nullptr;
-    int64_t session_ = 0;       // the session id once established (0: none)
-    bool expired_ = false;      // the ensemble said the session expired
+    int64_t session_ = 0;   // the session id once established (0: none)
+    bool expired_ = false;  // the ensemble said the session expired
     // The worker nodes we created in this session (its own id, and a backup
     // id while one is held: core/backup.hpp), each with its data (a mark
     // write sets it again, to stamp the node).
@@ -156,6 +156,16 @@ private:
     const Claimed* find_claimed(int32_t worker) const noexcept;
     void add_claimed(int32_t worker, const std::string& value) noexcept;
     void drop_claimed(int32_t worker) noexcept;
+    // The request sent with p (sent: what its zoo_a* call returned), waited
+    // for: true when it was answered (p->rc; the caller reads p and deletes
+    // it), else *s says why and p is no longer the caller's (freed here, or
+    // by its completion once it comes).
+    bool send(Pending* p, int sent, const char* what, core::CoordStatus* s) noexcept;
+    // Creates path holding value (flags: ZOO_PERSISTENT or ZOO_EPHEMERAL):
+    // true when answered, with its code in *rc (ZOK, ZNODEEXISTS, ...); else
+    // *s says why.
+    bool create_node(const std::string& path, const std::string& value, int flags, const char* what, int* rc,
+                     core::CoordStatus* s) noexcept;
     // Reads path: *rc ZOK (*value and *stat filled in; value may be null)
     // or ZNONODE; any other outcome is the status returned. what: the step,
     // for messages.
