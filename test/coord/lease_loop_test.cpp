@@ -21,7 +21,7 @@
 #include "etcd/coordinator.hpp"
 #include "zk/coordinator.hpp"
 #include "../etcd/delay_proxy.hpp"
-#include "../etcd/frozen_process.hpp"
+#include "../lib/frozen_process.hpp"
 
 #include <gtest/gtest.h>
 

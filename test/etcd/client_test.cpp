@@ -5,12 +5,12 @@
 // Without them every test that needs etcd fails: the suite cannot pass
 // without having talked to etcd.
 
-#include "dead_port.hpp"
+#include "../lib/dead_port.hpp"
 #include "core/coord_schema.hpp"
 #include "core/lease.hpp"
 #include "etcd/client.hpp"
 #include "fake_gateway.hpp"
-#include "frozen_process.hpp"
+#include "../lib/frozen_process.hpp"
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Stops a process (SIGSTOP) for a scope and always resumes it (SIGCONT): a
-// frozen etcd, whose port still accepts connections but never answers.
+// frozen server (etcd, ZooKeeper), whose port still accepts connections but never answers.
 #pragma once
 
 #include <dirent.h>

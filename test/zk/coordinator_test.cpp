@@ -8,8 +8,8 @@
 // without having talked to ZooKeeper. Two coordinators are two sessions, as
 // two nodes of a fleet would be.
 
-#include "../etcd/dead_port.hpp"
-#include "../etcd/frozen_process.hpp"
+#include "../lib/dead_port.hpp"
+#include "../lib/frozen_process.hpp"
 #include "core/coord_schema.hpp"
 #include "core/coordinator.hpp"
 #include "core/lease.hpp"
