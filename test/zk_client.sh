@@ -46,20 +46,9 @@ echo "zk_client: ZooKeeper (tick ${ZK_TICK_MS} ms) at $ZK_HOSTS (pid ${ZK_PIDS[0
 export SNOWFLAKE_TEST_ZK=$ZK_HOSTS SNOWFLAKE_TEST_ZK_PID=${ZK_PIDS[0]} SNOWFLAKE_TEST_ZK_TICK_MS=$ZK_TICK_MS \
     SNOWFLAKE_TEST_ZK_CLIENT_LOG=$dir/client.log
 unset SNOWFLAKE_TEST_ETCD SNOWFLAKE_TEST_ETCD_PID
-expected=$("$tests" --gtest_list_tests "$@" | grep -c '^  ' || true)
-if [ "$expected" -eq 0 ]; then
-    echo "zk_client: no test selected" >&2
-    exit 1
-fi
-set +e
-"$tests" --gtest_brief=1 "$@" | tee "$dir/gtest.out"
-rc=${PIPESTATUS[0]}
-set -e
-passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\.$/\1/p' "$dir/gtest.out")
-if [ "$rc" -eq 0 ] && [ "${passed:-0}" -ne "$expected" ]; then
-    echo "zk_client: $expected tests defined but ${passed:-0} passed" >&2
-    rc=1
-fi
+. test/lib/gtest.sh
+rc=0
+gtest_run zk_client "$dir" "$tests" "$@" || rc=$?
 if [ "$rc" -ne 0 ]; then
     echo "zk_client: FAILED; the C client's log:" >&2
     tail -20 "$dir/client.log" >&2 2>/dev/null || true
