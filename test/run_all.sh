@@ -34,6 +34,7 @@ SUITES=(
     "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
     "HTTP endpoint|test/http.sh"
+    "HAProxy in front of the HTTP endpoint|test/haproxy.sh"
     "standby|test/standby.sh"
     "Patroni switchovers and failovers|test/patroni.sh"
     "monitoring|test/monitoring.sh"
