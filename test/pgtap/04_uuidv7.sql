@@ -15,7 +15,7 @@ SELECT has_function('public', 'uuidv7_timestamp', ARRAY['uuid'], 'uuidv7_timesta
 SELECT has_function('public', 'uuidv7_from_timestamp', ARRAY['timestamp with time zone'], 'uuidv7_from_timestamp(timestamptz)');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'uuidv7%' AND p.pronamespace = 'public'::regnamespace),
-          4, 'four uuidv7* functions');
+          5, 'five uuidv7* functions (uuidv7_typeid: test/pgtap/06_text_ids.sql)');
 
 -- Argument names (callers may use named notation).
 SELECT results_eq($$
@@ -28,7 +28,8 @@ $$, $$ VALUES
     ('uuidv7', ''),
     ('uuidv7', 'shift interval'),
     ('uuidv7_from_timestamp', 'ts timestamp with time zone'),
-    ('uuidv7_timestamp', 'u uuid')
+    ('uuidv7_timestamp', 'u uuid'),
+    ('uuidv7_typeid', 'prefix text')
 $$, 'argument names of the uuidv7* functions');
 
 -- Return types.
