@@ -65,3 +65,12 @@ AS 'MODULE_PATHNAME', 'snowflake_ulid_to_uuid'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_ulid_to_uuid(text) IS
 'the UUID of a ULID''s 26 characters (either case); an error for text that is not one';
+
+-- UUID version 7 (1.3) --------------------------------------------------------
+
+CREATE FUNCTION uuidv7_at(ts timestamptz)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7_at'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+'new UUID version 7 of the time ts (to the microsecond) with fresh random bits, for backfilling rows whose time is known';

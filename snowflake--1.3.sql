@@ -183,6 +183,13 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
 'smallest version-7 UUID of the millisecond of ts, for range scans and partition bounds';
 
+CREATE FUNCTION uuidv7_at(ts timestamptz)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'snowflake_uuidv7_at'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+'new UUID version 7 of the time ts (to the microsecond) with fresh random bits, for backfilling rows whose time is known';
+
 -- Text ids for URLs and APIs (1.3) -----------------------------------------------
 -- Fixed width, so that text order (COLLATE "C") is id order. A format is
 -- always named: nothing guesses it from the text.
