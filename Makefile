@@ -333,3 +333,6 @@ demo-cluster: installed
 
 bench: installed
 	$(RUN_SCRIPT) bench/run.sh
+
+# The Node.js and Python bindings (make sdk): their rules are in a file of their own.
+include $(srcdir)/sdk/bindings.mk
