@@ -30,6 +30,8 @@ SUITES=(
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "ZooKeeper client|test/zk_client.sh"
+    "SDK (Node.js)|test/sdk_node.sh"
+    "SDK (Python)|test/sdk_python.sh"
     "worker id leases|test/lease.sh"
     "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
