@@ -30,6 +30,7 @@ SUITES=(
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "ZooKeeper client|test/zk_client.sh"
+    "SDK (C library)|test/sdk_c.sh"
     "worker id leases|test/lease.sh"
     "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
