@@ -30,6 +30,7 @@ SUITES=(
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "ZooKeeper client|test/zk_client.sh"
+    "SDK (C library)|test/sdk_c.sh"
     "SDK (Node.js)|test/sdk_node.sh"
     "SDK (Python)|test/sdk_python.sh"
     "worker id leases|test/lease.sh"
