@@ -11,7 +11,7 @@
 # ./sdk/python (sdk/python/setup.py) run these same rules.
 
 SDK_C_ARCHIVE ?= $(BUILD)/sdk/libsnowflake_ids.a
-SDK_C_LIBS    ?= -lcurl -lzookeeper_mt -pthread
+SDK_C_LIBS    ?= $(SDK_LIBS)
 SDK_PYTHON    ?= /usr/bin/python3
 SDK_NODE_INCLUDE ?= $(firstword $(wildcard /usr/include/node /usr/local/include/node))
 SDK_BIND_CXXFLAGS := -std=c++17 -O2 -g -fPIC -Wall -Wextra $(WERROR) -fvisibility=hidden -Isdk/c/include
