@@ -60,6 +60,23 @@ class EtcdTest(unittest.TestCase):
             self.assertEqual(second.stats()["worker_id"], 701)
             self.assertGreater(second.next_id(), last)
 
+    def test_exit_with_a_generator_open_ends_its_lease(self):
+        import subprocess
+        import sys
+        kw = dict(lease_prefix="/sdk-python-exit", worker_ids="711-711", lease_ttl=60)
+        # The child opens, issues an id and exits without close(): the atexit
+        # handler closes the generator.
+        out = subprocess.run(
+            [sys.executable, "-c",
+             "import snowflake_ids; g = snowflake_ids.Generator(etcd_endpoints=%r, timeout=20, **%r); print(g.next_id())"
+             % (ETCD, kw)],
+            check=True, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        child_id = int(out.stdout)
+        self.assertEqual(snowflake_ids.decode(child_id).worker_id, 711)
+        # Well within the 60 s TTL: only a released lease can be had this soon.
+        with Generator(etcd_endpoints=ETCD, timeout=10, **kw) as gen:
+            self.assertGreater(gen.next_id(), child_id)
+
     def test_os_fork_child_leases_its_own_id(self):
         gen = self.open(lease_prefix="/sdk-python-fork")
         parent_worker = gen.stats()["worker_id"]
