@@ -1109,3 +1109,42 @@ TEST(LeaseWorkerRange, TheDefaultIsTheWholeIdSpace) {
 }
 
 }  // namespace
+
+// An application process of the C library in a worker key: runtime and
+// pid, port 0; read back, described as a process, and never of a node's
+// name (so never revoked or waited out as "this node's previous run").
+namespace {
+
+TEST(LeaseIdentity, AnApplicationProcess) {
+    NodeIdentity me;
+    me.host = "app1";
+    me.port = 0;
+    me.instance = "00112233445566778899aabbccddeeff";
+    me.started_unix_ms = 1764560687000;
+    me.runtime = "python";
+    me.pid = 4242;
+    const std::string text = encode_node_identity(me);
+    EXPECT_NE(text.find(" runtime=python pid=4242"), std::string::npos) << text;
+    NodeIdentity back;
+    ASSERT_TRUE(decode_node_identity(text, &back)) << text;
+    EXPECT_EQ(back.runtime, "python");
+    EXPECT_EQ(back.pid, 4242);
+    EXPECT_EQ(back.port, 0);
+    EXPECT_NE(describe_holder(text).find("application process (python, pid 4242) on host app1"), std::string::npos)
+        << describe_holder(text);
+    // Another process on the same host, same start: another holder.
+    NodeIdentity other = me;
+    other.instance = "ffeeddccbbaa99887766554433221100";
+    other.pid = 4243;
+    EXPECT_EQ(classify_holder(other, me), HolderKind::Other);
+    EXPECT_EQ(classify_holder(me, me), HolderKind::ThisRun);
+    // Port 0 without a runtime is no identity; a node's keys read as before.
+    EXPECT_FALSE(decode_node_identity(
+        "snowflake-node host=a port=0 system_identifier=1 started_unix_ms=5", nullptr));
+    NodeIdentity node;
+    ASSERT_TRUE(decode_node_identity("snowflake-node host=a port=5432 system_identifier=1 started_unix_ms=5", &node));
+    EXPECT_EQ(node.runtime, "");
+    EXPECT_EQ(node.pid, 0);
+}
+
+}  // namespace
