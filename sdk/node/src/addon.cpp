@@ -72,18 +72,18 @@ ErrorCopy closed_error() {
 // The name of each sf_code, as error.reason (55000 is both "closed" and "fleet").
 const char* reason(sf_code code) {
     switch (code) {
-    case SF_OK: return "OK";
-    case SF_ERR_CLOCK_BEHIND: return "CLOCK_BEHIND";
-    case SF_ERR_CLOCK_RANGE: return "CLOCK_RANGE";
-    case SF_ERR_NO_LEASE: return "NO_LEASE";
-    case SF_ERR_CLOCK_UNSYNC: return "CLOCK_UNSYNC";
-    case SF_ERR_INVALID: return "INVALID";
-    case SF_ERR_NOT_READY: return "NOT_READY";
-    case SF_ERR_CLOSED: return "CLOSED";
-    case SF_ERR_FLEET: return "FLEET";
-    case SF_ERR_MARK_FILE: return "MARK_FILE";
-    case SF_ERR_MARK_LOCKED: return "MARK_LOCKED";
-    case SF_ERR_NO_MEMORY: return "NO_MEMORY";
+        case SF_OK: return "OK";
+        case SF_ERR_CLOCK_BEHIND: return "CLOCK_BEHIND";
+        case SF_ERR_CLOCK_RANGE: return "CLOCK_RANGE";
+        case SF_ERR_NO_LEASE: return "NO_LEASE";
+        case SF_ERR_CLOCK_UNSYNC: return "CLOCK_UNSYNC";
+        case SF_ERR_INVALID: return "INVALID";
+        case SF_ERR_NOT_READY: return "NOT_READY";
+        case SF_ERR_CLOSED: return "CLOSED";
+        case SF_ERR_FLEET: return "FLEET";
+        case SF_ERR_MARK_FILE: return "MARK_FILE";
+        case SF_ERR_MARK_LOCKED: return "MARK_LOCKED";
+        case SF_ERR_NO_MEMORY: return "NO_MEMORY";
     }
     return "UNKNOWN";
 }
@@ -122,7 +122,9 @@ napi_value str(napi_env env, const char* s) {
     return v;
 }
 
-void set(napi_env env, napi_value obj, const char* key, napi_value v) { napi_set_named_property(env, obj, key, v); }
+void set(napi_env env, napi_value obj, const char* key, napi_value v) {
+    napi_set_named_property(env, obj, key, v);
+}
 
 napi_value null_value(napi_env env) {
     napi_value v;
@@ -318,11 +320,13 @@ napi_value open_generator(napi_env env, napi_callback_info info) {
               get_string(env, o, "zookeeperHosts", &w->zk, &w->has_zk) &&
               get_string(env, o, "leasePrefix", &w->prefix, &w->has_prefix) &&
               get_string(env, o, "epoch", &w->epoch, &w->has_epoch) &&
-              get_string(env, o, "markFile", &w->mark, &w->has_mark) && get_int(env, o, "workerId", &w->worker_id) &&
-              get_int(env, o, "workerIdMin", &w->worker_id_min) && get_int(env, o, "workerIdMax", &w->worker_id_max) &&
+              get_string(env, o, "markFile", &w->mark, &w->has_mark) &&
+              get_int(env, o, "workerId", &w->worker_id) && get_int(env, o, "workerIdMin", &w->worker_id_min) &&
+              get_int(env, o, "workerIdMax", &w->worker_id_max) &&
               get_int(env, o, "leaseTtlMs", &w->lease_ttl_ms) &&
               get_int(env, o, "clockToleranceMs", &w->tolerance_ms) &&
-              get_int(env, o, "clockBackwards", &w->clock_backwards) && get_int(env, o, "timeoutMs", &w->timeout_ms);
+              get_int(env, o, "clockBackwards", &w->clock_backwards) &&
+              get_int(env, o, "timeoutMs", &w->timeout_ms);
     if (!ok) {
         delete w;
         return throw_invalid(env, "invalid generator options");
@@ -445,17 +449,19 @@ napi_value gen_next_ids(napi_env env, napi_callback_info info) {
 
 const char* state_name(sf_lease_state s) {
     switch (s) {
-    case SF_STATE_STATIC: return "static";
-    case SF_STATE_ACQUIRING: return "acquiring";
-    case SF_STATE_HELD: return "held";
-    case SF_STATE_EXPIRED: return "expired";
-    case SF_STATE_CLOSED: return "closed";
+        case SF_STATE_STATIC: return "static";
+        case SF_STATE_ACQUIRING: return "acquiring";
+        case SF_STATE_HELD: return "held";
+        case SF_STATE_EXPIRED: return "expired";
+        case SF_STATE_CLOSED: return "closed";
     }
     return "unknown";
 }
 
 // -1 (none) as null.
-napi_value num_or_null(napi_env env, int64_t v) { return v < 0 ? null_value(env) : num(env, static_cast<double>(v)); }
+napi_value num_or_null(napi_env env, int64_t v) {
+    return v < 0 ? null_value(env) : num(env, static_cast<double>(v));
+}
 
 napi_value gen_stats(napi_env env, napi_callback_info info) {
     size_t argc = 0;
