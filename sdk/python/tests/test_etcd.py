@@ -99,6 +99,36 @@ class EtcdTest(unittest.TestCase):
         # The parent keeps its id and goes on.
         self.assertEqual(snowflake_ids.decode(gen.next_id()).worker_id, parent_worker)
 
+    def test_close_ends_a_wait_in_another_thread(self):
+        # The parent holds the only id of the range, so the fork child's lease
+        # can never be had and its wait_ready() waits; close() from another
+        # thread ends that wait with ClosedError, at once, not at its timeout.
+        gen = self.open(lease_prefix="/sdk-python-wait", worker_ids="720-720")
+
+        def child():
+            import threading
+            first = error_of(gen.next_id)  # starts the child's own lease
+            seen = {}
+            started = threading.Event()
+
+            def wait():
+                started.set()
+                seen["error"] = error_of(lambda: gen.wait_ready(60))
+
+            t = threading.Thread(target=wait)
+            t.start()
+            started.wait(10)
+            gen.close()
+            t.join(20)
+            return {"first": first, "alive": t.is_alive(), "error": seen.get("error")}
+
+        out = in_fork(child)
+        self.assertEqual(out["first"]["sqlstate"], "SF003")
+        self.assertFalse(out["alive"], "wait_ready went on after close()")
+        self.assertEqual(out["error"]["class"], "ClosedError")
+        self.assertEqual(out["error"]["sqlstate"], "55000")
+        self.assertEqual(snowflake_ids.decode(gen.next_id()).worker_id, 720)
+
     def test_multiprocessing_fork_children_lease_their_own_ids(self):
         gen = self.open(lease_prefix="/sdk-python-mp")
         parent_worker = gen.stats()["worker_id"]
