@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
             }
         busy += now_s() - t0;
     }
-    printf("below the cap: %.1f ns per sf_next_id (%d bursts of %d ids)\n", busy * 1e9 / (bursts * (double)per_burst),
-           bursts, per_burst);
+    printf("below the cap: %.1f ns per sf_next_id (%d bursts of %d ids)\n",
+           busy * 1e9 / (bursts * (double)per_burst), bursts, per_burst);
     /* (2) A tight loop, at the cap. */
     long n = 0;
     const double start = now_s();
