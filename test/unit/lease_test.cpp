@@ -1139,10 +1139,11 @@ TEST(LeaseIdentity, AnApplicationProcess) {
     EXPECT_EQ(classify_holder(other, me), HolderKind::Other);
     EXPECT_EQ(classify_holder(me, me), HolderKind::ThisRun);
     // Port 0 without a runtime is no identity; a node's keys read as before.
-    EXPECT_FALSE(decode_node_identity(
-        "snowflake-node host=a port=0 system_identifier=1 started_unix_ms=5", nullptr));
+    EXPECT_FALSE(
+        decode_node_identity("snowflake-node host=a port=0 system_identifier=1 started_unix_ms=5", nullptr));
     NodeIdentity node;
-    ASSERT_TRUE(decode_node_identity("snowflake-node host=a port=5432 system_identifier=1 started_unix_ms=5", &node));
+    ASSERT_TRUE(
+        decode_node_identity("snowflake-node host=a port=5432 system_identifier=1 started_unix_ms=5", &node));
     EXPECT_EQ(node.runtime, "");
     EXPECT_EQ(node.pid, 0);
 }

@@ -69,11 +69,12 @@ sf_code refuse_no_lease(sf_generator* g, bool lease_ended) noexcept {
         return fail(SF_ERR_CLOSED, "the generator is closed", nullptr,
                     "Open a new generator with sf_open(); no id is issued after sf_close() has begun.");
     if (g->forked && g->settings.mode == Mode::Static)
-        return fail_detail(SF_ERR_NO_LEASE, "a static worker id cannot follow a fork", 
-                           "Open a generator of its own in the child process, with another worker_id and mark_file, "
-                           "or lease worker ids from etcd or ZooKeeper, which a child leases for itself.",
-                           "This process is a child of process %d, which holds worker id %d and its mark file.",
-                           static_cast<int>(g->owner_pid), g->settings.worker);
+        return fail_detail(
+            SF_ERR_NO_LEASE, "a static worker id cannot follow a fork",
+            "Open a generator of its own in the child process, with another worker_id and mark_file, "
+            "or lease worker ids from etcd or ZooKeeper, which a child leases for itself.",
+            "This process is a child of process %d, which holds worker id %d and its mark file.",
+            static_cast<int>(g->owner_pid), g->settings.worker);
     if (g->forked) {
         const bool started = start_child_lease(g);
         lock.unlock();

@@ -245,9 +245,10 @@ sf_code open_leased(sf_generator* g) noexcept {
                                "snowflake.etcd_endpoints.",
                                "%s", reason.empty() ? "No endpoint is given." : reason.c_str());
     } else if (!zk::check_hosts(s.zookeeper_hosts, &reason)) {
-        return fail_detail(SF_ERR_INVALID, "zookeeper_hosts is invalid",
-                           "Give ZooKeeper's servers as \"host:port[,host:port...]\", as snowflake.zookeeper_hosts.",
-                           "%s", reason.c_str());
+        return fail_detail(
+            SF_ERR_INVALID, "zookeeper_hosts is invalid",
+            "Give ZooKeeper's servers as \"host:port[,host:port...]\", as snowflake.zookeeper_hosts.", "%s",
+            reason.c_str());
     }
     std::call_once(g_curl_once, [] { (void)curl_global_init(CURL_GLOBAL_DEFAULT); });
     g->deadline_ns.store(0);
