@@ -67,6 +67,9 @@ PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clo
 COORD_SRCS = src/coord/lease_driver.cpp
 ETCD_SRCS  = src/etcd/client.cpp src/etcd/coordinator.cpp
 ZK_SRCS    = src/zk/coordinator.cpp
+#   the C library libsnowflake_ids (sdk/c: issue 30), over the core and the lease driver
+SDK_SRCS   = $(sort $(wildcard sdk/c/src/*.cpp))
+SDK_LIB_SRCS = $(SDK_SRCS) $(CORE_SRCS) $(COORD_SRCS) $(ETCD_SRCS) $(ZK_SRCS)
 #   the id inspector: its decisions (unit-tested) and its I/O
 INSPECT_SRCS = src/inspect/inspect.cpp
 INSPECT_MAIN = src/inspect/main.cpp
@@ -75,6 +78,7 @@ UNIT_TEST_SRCS  = $(sort $(wildcard test/unit/*.cpp))
 COORD_TEST_SRCS = $(sort $(wildcard test/coord/*.cpp))
 ETCD_TEST_SRCS  = $(sort $(wildcard test/etcd/*.cpp))
 ZK_TEST_SRCS    = $(sort $(wildcard test/zk/*.cpp))
+SDK_TEST_SRCS   = $(sort $(wildcard test/sdk/*.cpp))
 BENCH_SRCS     = bench/core_bench.cpp
 
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o) $(ETCD_SRCS:.cpp=.o) $(COORD_SRCS:.cpp=.o) $(ZK_SRCS:.cpp=.o)
@@ -87,7 +91,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 
 # Our own targets (below): when make is asked for nothing else, warnings are
 # errors unless WERROR is given (make WERROR= unit), and it runs in parallel.
-OWN_GOALS := test installed unit unit-sanitize bench demo demo-cluster nemesis build/%
+OWN_GOALS := test installed unit unit-sanitize bench demo demo-cluster nemesis sdk build/%
 ONLY_OWN_GOALS := $(if $(MAKECMDGOALS),$(if $(filter-out $(OWN_GOALS),$(MAKECMDGOALS)),,yes))
 ifeq ($(ONLY_OWN_GOALS),yes)
 WERROR     ?= -Werror
@@ -109,7 +113,8 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.co
                --load-extension=snowflake
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
                build/unit_tests build/unit_tests_sanitized build/etcd_client_tests \
-               build/etcd_client_tests_sanitized build/zk_client_tests build/core_bench
+               build/etcd_client_tests_sanitized build/zk_client_tests build/core_bench build/obj-pic \
+               build/sdk build/sdk_tests build/sdk_c_bench
 
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
@@ -185,7 +190,8 @@ OBJ_SAN      := $(BUILD)/obj-sanitized
 # $(call objs,DIR,SRCS): the objects of SRCS in the build DIR.
 objs = $(patsubst %.cpp,$(1)/%.o,$(2))
 ALL_OWN_SRCS := $(CORE_SRCS) $(ETCD_SRCS) $(COORD_SRCS) $(ZK_SRCS) $(INSPECT_SRCS) $(INSPECT_MAIN) \
-                $(UNIT_TEST_SRCS) $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(ZK_TEST_SRCS) $(BENCH_SRCS)
+                $(UNIT_TEST_SRCS) $(COORD_TEST_SRCS) $(ETCD_TEST_SRCS) $(ZK_TEST_SRCS) $(BENCH_SRCS) \
+                $(SDK_TEST_SRCS)
 # $(call deps,DIR,SRCS): their dependency files (-MMD), where they exist.
 deps = $(wildcard $(patsubst %.cpp,$(1)/%.d,$(2)))
 
@@ -195,14 +201,25 @@ $(OBJ)/%.o: %.cpp
 $(OBJ_SAN)/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(OWN_CXXFLAGS) $(WERROR) $(SANITIZE) $(COMPONENT_FLAGS) $(DEPFLAGS) -c -o $@ $<
--include $(call deps,$(OBJ),$(ALL_OWN_SRCS)) $(call deps,$(OBJ_SAN),$(ALL_OWN_SRCS))
-$(call untracked,$(call objs,$(OBJ),$(ALL_OWN_SRCS)) $(call objs,$(OBJ_SAN),$(ALL_OWN_SRCS))): $(ALL_HEADERS)
+# build/obj-pic: the C library's objects (sdk/c and what it links: the core,
+# the lease driver, the clients), position-independent for the shared
+# library, with only the sf_* functions visible (sdk/c/src/api.hpp).
+OBJ_PIC      := $(BUILD)/obj-pic
+$(OBJ_PIC)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(OWN_CXXFLAGS) $(WERROR) -fPIC -fvisibility=hidden -fvisibility-inlines-hidden -fno-exceptions $(COMPONENT_FLAGS) \
+	    $(DEPFLAGS) -c -o $@ $<
+-include $(call deps,$(OBJ),$(ALL_OWN_SRCS)) $(call deps,$(OBJ_SAN),$(ALL_OWN_SRCS)) $(call deps,$(OBJ_PIC),$(SDK_LIB_SRCS))
+$(call untracked,$(call objs,$(OBJ),$(ALL_OWN_SRCS)) $(call objs,$(OBJ_SAN),$(ALL_OWN_SRCS)) \
+    $(call objs,$(OBJ_PIC),$(SDK_LIB_SRCS))): $(ALL_HEADERS) $(wildcard sdk/c/include/*.h sdk/c/src/*.hpp)
 
 # Flags of a component, in every build of it: the clients are built the way
 # the extension builds them (no exceptions; nlohmann-json without them).
 CLIENT_SRCS := $(ETCD_SRCS) $(COORD_SRCS) $(ZK_SRCS)
-$(call objs,$(OBJ),$(CLIENT_SRCS)) $(call objs,$(OBJ_SAN),$(CLIENT_SRCS)): \
+$(call objs,$(OBJ),$(CLIENT_SRCS)) $(call objs,$(OBJ_SAN),$(CLIENT_SRCS)) $(call objs,$(OBJ_PIC),$(SDK_LIB_SRCS)): \
     COMPONENT_FLAGS := -fno-exceptions -DJSON_NOEXCEPTION
+# The C library's sources see its public header (and the core's, as every build).
+$(call objs,$(OBJ_PIC),$(SDK_SRCS)): COMPONENT_FLAGS += -Isdk/c/include
 # snowflake-inspect's version (inspect.cpp, --version) is the extension's.
 SNOWFLAKE_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowflake.control)
 $(call objs,$(OBJ),$(INSPECT_SRCS)) $(call objs,$(OBJ_SAN),$(INSPECT_SRCS)): \
@@ -258,6 +275,41 @@ ZK_CLIENT_TESTS_SRCS := $(ZK_TEST_SRCS) $(COORD_TEST_SRCS) $(COORD_SRCS) $(ETCD_
 $(BUILD)/zk_client_tests: $(call objs,$(OBJ),$(ZK_CLIENT_TESTS_SRCS))
 	$(call link,,$(CLIENT_TEST_LIBS))
 
+# libsnowflake_ids (make sdk): the C library of issue 30, shared (with a
+# soname) and static, and its pkg-config file; the extension's build does not
+# need it. Its tests (test/sdk, against the static library, and against a
+# real etcd and ZooKeeper: test/sdk_c.sh) and its benchmark.
+SDK_LIBS       := -lcurl -lzookeeper_st -pthread
+SDK_SONAME     := libsnowflake_ids.so.1
+SDK_VERSION    := $(shell sed -n 's/^\#define SF_IDS_VERSION "\(.*\)"/\1/p' sdk/c/include/snowflake_ids.h)
+SDK_PREFIX     ?= /usr/local
+$(BUILD)/sdk/$(SDK_SONAME): $(call objs,$(OBJ_PIC),$(SDK_LIB_SRCS)) sdk/c/libsnowflake_ids.map
+	@mkdir -p $(@D)
+	$(CXX) -shared -Wl,-soname,$(SDK_SONAME) -Wl,--no-undefined -Wl,--version-script=sdk/c/libsnowflake_ids.map \
+	    -o $@ $(filter %.o,$^) $(SDK_LIBS)
+$(BUILD)/sdk/libsnowflake_ids.so: $(BUILD)/sdk/$(SDK_SONAME)
+	ln -sf $(SDK_SONAME) $@
+$(BUILD)/sdk/libsnowflake_ids.a: $(call objs,$(OBJ_PIC),$(SDK_LIB_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $(filter %.o,$^)
+$(BUILD)/sdk/snowflake_ids.pc: sdk/c/snowflake_ids.pc.in sdk/c/include/snowflake_ids.h
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(SDK_PREFIX)|' -e 's|@VERSION@|$(SDK_VERSION)|' $< >$@
+SDK_OUTPUTS := $(BUILD)/sdk/$(SDK_SONAME) $(BUILD)/sdk/libsnowflake_ids.so $(BUILD)/sdk/libsnowflake_ids.a \
+               $(BUILD)/sdk/snowflake_ids.pc
+.PHONY: sdk
+sdk: $(SDK_OUTPUTS)
+
+# The library's tests, linked with the static library (its objects built as
+# the shared library's are); C tests see only the public header.
+$(BUILD)/sdk_tests: $(call objs,$(OBJ),$(SDK_TEST_SRCS)) $(BUILD)/sdk/libsnowflake_ids.a
+	$(CXX) -o $@ $(filter %.o,$^) $(BUILD)/sdk/libsnowflake_ids.a $(GTEST_LIBS) $(SDK_LIBS)
+$(call objs,$(OBJ),$(SDK_TEST_SRCS)): COMPONENT_FLAGS := -Isdk/c/include
+# The C benchmark (bench/sdk_c_bench.c), linked with the shared library.
+$(BUILD)/sdk_c_bench: bench/sdk_c_bench.c sdk/c/include/snowflake_ids.h $(BUILD)/sdk/libsnowflake_ids.so
+	$(CC) -std=c11 -O2 -Wall -Wextra $(WERROR) -Isdk/c/include -o $@ $< -L$(BUILD)/sdk -lsnowflake_ids \
+	    -Wl,-rpath,'$$ORIGIN/sdk' -pthread
+
 # Google Benchmark of the core (bench/core_bench.cpp).
 $(BUILD)/core_bench: $(call objs,$(OBJ),$(BENCH_SRCS) $(CORE_SRCS))
 	$(call link,,-lbenchmark -pthread)
@@ -288,7 +340,7 @@ RUN_SCRIPT := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # installed, then every suite; the build's time is printed with the suites'
 # at the end (test/run_all.sh).
 TEST_BINARIES := $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests \
-                 $(BUILD)/zk_client_tests
+                 $(BUILD)/zk_client_tests $(SDK_OUTPUTS) $(BUILD)/sdk_tests
 test: deps
 	@mkdir -p $(BUILD) && date +%s >$(BUILD)/.test-build-start
 	$(MAKE) WERROR=-Werror all $(TEST_BINARIES)
@@ -334,3 +386,6 @@ demo-cluster: installed
 
 bench: installed
 	$(RUN_SCRIPT) bench/run.sh
+
+# The Node.js and Python bindings (make sdk): their rules are in a file of their own.
+include $(srcdir)/sdk/bindings.mk
