@@ -33,6 +33,7 @@ SUITES=(
     "SDK (C library)|test/sdk_c.sh"
     "SDK (Node.js)|test/sdk_node.sh"
     "SDK (Python)|test/sdk_python.sh"
+    "SDK and nodes in one fleet|test/sdk_fleet.sh"
     "worker id leases|test/lease.sh"
     "worker id leases (ZooKeeper)|env COORDINATOR=zookeeper test/lease.sh"
     "cluster (static and leased ids)|test/cluster/run.sh all"
