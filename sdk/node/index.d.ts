@@ -71,6 +71,9 @@ export class Generator {
     nextIdString(): string;
     nextIds(n: number): BigInt64Array;
     stats(): GeneratorStats;
+    /** Resolves once ids can be issued (a worker id held); rejects with NOT_READY (57014) after
+     * `timeout` ms (30000 by default), or CLOSED (55000) once closed. */
+    waitReady(options?: { timeout?: number }): Promise<void>;
     readonly closed: boolean;
     close(): Promise<void>;
 }

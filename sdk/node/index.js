@@ -163,6 +163,32 @@ class Generator {
     }
 
     stats() { return this._n.stats(); }
+
+    // Waits until ids can be issued again: resolves at once while a worker id
+    // is held (or for a static one); after a lost lease (nextId() fails with
+    // NO_LEASE, SF003) once a new one is held. Rejects with NOT_READY (57014,
+    // the lease's last error in detail) after `timeout` ms (30000 by
+    // default), and with CLOSED (55000) within 20 ms of close(). It looks at
+    // the lease every 20 ms: the event loop runs meanwhile.
+    async waitReady({ timeout = 30000 } = {}) {
+        optInt('timeout', timeout, 0, 2147483647);
+        const deadline = performance.now() + timeout;
+        for (;;) {
+            const s = this.stats();  // CLOSED once closed
+            if (s.state === 'held' || s.state === 'static') return;
+            const left = deadline - performance.now();
+            if (left <= 0) {
+                const e = new SnowflakeError(`no worker id was held within ${timeout} ms`);
+                e.code = e.sqlstate = '57014';
+                e.reason = 'NOT_READY';
+                if (s.lastError) e.detail = `The lease's last error: ${s.lastError}.`;
+                e.hint = 'Check that the coordinator is reachable and that a worker id of the range is free; ' +
+                    'call waitReady() again to go on waiting.';
+                throw e;
+            }
+            await new Promise((resolve) => setTimeout(resolve, Math.min(20, left)));
+        }
+    }
     get closed() { return this._n.closed; }
     // Ends the lease (or writes the mark file) and frees the generator; later
     // calls fail with CLOSED (55000). Closing twice is allowed.
