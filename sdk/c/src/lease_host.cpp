@@ -103,6 +103,12 @@ public:
         g_->floor_ms = start;
         g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
         g_->lease_worker = worker;
+        // The tenure's first reservation is asked for at once (the clock
+        // reached), so that the first ids need not wait for its write.
+        const int64_t now = sdk::id_ms(g_->settings);
+        int64_t d = g_->demand_ms.load();
+        while (d < now && !g_->demand_ms.compare_exchange_weak(d, now)) {
+        }
         g_->cv.notify_all();
     }
     int64_t fence_ids() noexcept override {
