@@ -12,7 +12,6 @@
 #include "core/layout.hpp"
 #include "core/time.hpp"
 
-#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -55,10 +54,14 @@ void wait_until_ms(const sf_generator* g, int64_t target_ms) noexcept {
     for (;;) {
         const int64_t now = id_ms(g->settings);
         if (now >= target_ms || now < start) return;
-        if (target_ms - now > 2)
-            std::this_thread::sleep_for(std::chrono::milliseconds(target_ms - now - 1));
+        // Sleeps while more than two milliseconds are left; spins through
+        // the rest (a yield could give the processor away for a whole time
+        // slice, and with it the next millisecond's ids).
+        if (target_ms - now > 2) std::this_thread::sleep_for(std::chrono::milliseconds(target_ms - now - 1));
+#if defined(__x86_64__) || defined(__i386__)
         else
-            sched_yield();
+            __builtin_ia32_pause();
+#endif
     }
 }
 
