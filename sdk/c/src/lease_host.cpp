@@ -181,6 +181,8 @@ private:
 namespace {
 
 std::once_flag g_curl_once;
+std::atomic<CoordinatorFactory> g_factory{nullptr};
+std::atomic<void*> g_factory_arg{nullptr};
 
 // The worker key's identity of this process: an application process
 // (core::NodeIdentity::runtime), this run's random instance.
@@ -206,6 +208,7 @@ core::NodeIdentity identity(const Settings& s) noexcept {
 }
 
 std::unique_ptr<core::Coordinator> coordinator(const Settings& s) noexcept {
+    if (CoordinatorFactory f = g_factory.load()) return f(g_factory_arg.load());
     if (!s.zookeeper_hosts.empty()) {
         zk::Options o;
         o.hosts = s.zookeeper_hosts;
@@ -235,6 +238,11 @@ bool start_runner(sf_generator* g) noexcept {
 }
 
 }  // namespace
+
+void set_coordinator_factory(CoordinatorFactory f, void* arg) noexcept {
+    g_factory_arg.store(arg);
+    g_factory.store(f);
+}
 
 void wake_runner(sf_generator* g) noexcept {
     if (g->runner != nullptr) g->runner->wake();
