@@ -34,6 +34,7 @@ struct FakeRegistry {
     std::map<int32_t, int64_t> mark_written_with;  // the worker key's stamp the mark was written with
     std::string fleet;
     std::atomic<bool> fail_mark_writes{false};
+    std::atomic<bool> fail_grants{false};  // no new lease (the coordinator unreachable for grants)
     // The highest mark value a write of the worker's mark made (for checks).
     std::map<int32_t, int64_t> highest_mark_ms;
 
@@ -65,6 +66,11 @@ public:
     core::CoordGrant grant(int64_t ttl_ms) noexcept override {
         std::lock_guard<std::mutex> lock(r_.mu);
         core::CoordGrant g;
+        if (r_.fail_grants.load()) {
+            g.status.code = core::CoordCode::Failed;
+            g.status.error = "the fake coordinator grants no lease";
+            return g;
+        }
         g.lease_id = r_.next_lease++;
         g.ttl_ms = ttl_ms;
         r_.leases.insert(g.lease_id);

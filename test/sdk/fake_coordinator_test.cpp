@@ -50,8 +50,12 @@ TEST_F(SdkFakeCoordinator, ALostLeaseStopsIdsAndANewOneResumesAboveThem) {
     int64_t last = 0;
     ASSERT_EQ(sf_next_id(gen, &last), SF_OK);
 
+    // The lease is forgotten, and no new one is granted until the refusal
+    // was seen (an in-memory coordinator grants the next one within
+    // microseconds). Ids go on until the next keepalive finds it gone, then
+    // stop.
+    registry_.fail_grants.store(true);
     registry_.drop_lease_of(worker);
-    // Ids go on until the next keepalive finds the lease gone, then stop.
     sf_code c = SF_OK;
     const Clock::time_point end = Clock::now() + std::chrono::seconds(15);
     while (Clock::now() < end) {
@@ -64,7 +68,10 @@ TEST_F(SdkFakeCoordinator, ALostLeaseStopsIdsAndANewOneResumesAboveThem) {
     ASSERT_EQ(c, SF_ERR_NO_LEASE) << "ids never stopped after the lease was lost";
     EXPECT_STREQ(sf_last_error()->sqlstate, "SF003");
     EXPECT_LE(id_ms(last), registry_.highest_mark(worker));
+    int64_t none = 0;
+    EXPECT_EQ(sf_next_id(gen, &none), SF_ERR_NO_LEASE);
 
+    registry_.fail_grants.store(false);
     ASSERT_EQ(sf_wait_ready(gen, 15000), SF_OK) << last_error_text();
     ASSERT_EQ(sf_status(gen, &st), SF_OK);
     EXPECT_EQ(st.lease_acquisitions, 2);
