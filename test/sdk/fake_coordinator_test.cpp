@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <memory>
+#include <thread>
 
 namespace {
 
@@ -115,6 +116,33 @@ TEST_F(SdkFakeCoordinator, NoIdPassesTheReservationTheCoordinatorConfirmed) {
     EXPECT_GT(next, last);
     EXPECT_LE(id_ms(next), registry_.highest_mark(worker));
     EXPECT_EQ(sf_close(gen), SF_OK);
+}
+
+}  // namespace
+
+namespace {
+
+// sf_close ends a wait of another thread (SF_ERR_CLOSED) and frees the
+// generator only once that thread has left it. The fake coordinator grants
+// nothing, so the wait could only end by the close or its timeout.
+TEST_F(SdkFakeCoordinator, CloseEndsAWaitOfAnotherThread) {
+    registry_.fail_grants.store(true);
+    sf_generator* gen = nullptr;
+    ASSERT_EQ(sf_open(&cfg_, &gen, nullptr, 0), SF_OK);
+    sf_code waited = SF_OK;
+    std::thread t([&] { waited = sf_wait_ready(gen, 60000); });
+    // Until the thread is inside the wait (the library's count of waiters).
+    const Clock::time_point end = Clock::now() + std::chrono::seconds(10);
+    bool inside = false;
+    while (!inside && Clock::now() < end) {
+        std::this_thread::yield();
+        std::lock_guard<std::mutex> lock(gen->mu);
+        inside = gen->waiters == 1;
+    }
+    ASSERT_TRUE(inside);
+    (void)sf_close(gen);
+    t.join();
+    EXPECT_EQ(waited, SF_ERR_CLOSED);
 }
 
 }  // namespace

@@ -78,6 +78,7 @@ struct sf_generator {
     snowflake::core::Counters counters;
     bool stopping = false;  // sf_close has begun: the background thread ends
     bool forked = false;    // this is a fork child's copy: the parent's lease and file are not ours
+    int32_t waiters = 0;    // threads in sf_wait_ready: sf_close ends their wait and frees after them
     pid_t owner_pid = 0;
 
     // Static worker id: the mark file (flock held for the generator's life).
