@@ -43,7 +43,8 @@
 
 EXTENSION   = snowflake
 MODULE_big  = snowflake
-DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake--1.0--1.1.sql snowflake--1.1--1.2.sql
+DATA        = snowflake--1.0.sql snowflake--1.1.sql snowflake--1.2.sql snowflake--1.3.sql \
+              snowflake--1.0--1.1.sql snowflake--1.1--1.2.sql snowflake--1.2--1.3.sql
 
 # The sources, one list per component; every build below takes its files from
 # these lists. A new source file goes into exactly one of them.
@@ -58,7 +59,7 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
-            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp \
+            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp src/pg/text_ids.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
 #   the coordinator-neutral lease driver, and each coordinator's client (the extension;
 #   the driver and etcd's client also in build/etcd_client_tests, ZooKeeper's in
@@ -107,7 +108,7 @@ SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 # make installcheck: the preloaded pg_regress suites on a temporary instance
 # (test/regress.sh runs the same three runs for make test). Two more runs,
 # without a worker id and without preload, come first (see below).
-REGRESS      = generator decode bad_input settings uuidv7
+REGRESS      = generator decode bad_input settings uuidv7 text_ids
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.conf \
                --load-extension=snowflake
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
@@ -374,7 +375,7 @@ installcheck-no-preload: installcheck-no-worker-id
 	@mkdir -p results/no_preload
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_preload \
 	    --temp-config=test/regress/no_preload.conf --outputdir=./results/no_preload \
-	    --dbname=$(CONTRIB_TESTDB) no_preload uuidv7
+	    --dbname=$(CONTRIB_TESTDB) no_preload uuidv7 text_ids
 installcheck-no-worker-id: submake
 	@mkdir -p results/no_worker_id
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_worker_id \
@@ -389,3 +390,6 @@ demo-cluster: installed
 
 bench: installed
 	$(RUN_SCRIPT) bench/run.sh
+
+# The Node.js and Python bindings (make sdk): their rules are in a file of their own.
+include $(srcdir)/sdk/bindings.mk

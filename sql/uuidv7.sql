@@ -1,5 +1,5 @@
--- UUID version 7 (RFC 9562): uuidv7(), uuidv7(interval), uuidv7_timestamp(uuid)
--- and uuidv7_from_timestamp(timestamptz).
+-- UUID version 7 (RFC 9562): uuidv7(), uuidv7(interval), uuidv7_timestamp(uuid),
+-- uuidv7_from_timestamp(timestamptz) and uuidv7_at(timestamptz).
 --
 -- None of them needs shared state, so test/regress.sh runs this file twice:
 -- with snowflake preloaded and without shared_preload_libraries (the output
@@ -337,3 +337,59 @@ DROP TABLE calls;
 -- The backend survived every error and still makes increasing values.
 SELECT uuidv7() AS a \gset
 SELECT uuidv7() > :'a' AS still_increasing;
+
+------------------------------------------------------------------------------
+-- uuidv7_at(timestamptz): a UUIDv7 of a given time with fresh random bits
+------------------------------------------------------------------------------
+-- Its time decodes to the millisecond of ts; it lies in that millisecond's
+-- range of UUIDs; version 7, RFC variant.
+SELECT t, uuidv7_timestamp(uuidv7_at(t)) AS decoded,
+       uuidv7_at(t) >= uuidv7_from_timestamp(t) AS at_or_above_floor,
+       uuidv7_at(t) <= pg_temp.uuidv7_ceiling(t) AS at_or_below_ceiling,
+       substr(uuidv7_at(t)::text, 15, 1) || (get_byte(uuid_send(uuidv7_at(t)), 8) >> 6)::text AS version_variant
+FROM (VALUES (timestamptz '1970-01-01 00:00:00+00'), ('1970-01-01 00:00:00.000999+00'),
+             ('2022-02-22 19:22:22.5+00'), ('2001-09-09 01:46:40.123456+00'),
+             ('10889-08-02 05:31:50.655999+00')) AS v(t);
+-- The microseconds are the fraction: one microsecond later is a larger
+-- 60-bit tick prefix (bytes 0-7 without the variant), so UUIDs of times a
+-- microsecond apart sort by time.
+CREATE TEMP TABLE at_us AS
+SELECT g, uuidv7_at(timestamptz '2030-01-01 00:00:00+00' + g * interval '1 microsecond') AS u
+FROM generate_series(0, 2999) AS g;
+SELECT count(*) AS n,
+       array_agg(g ORDER BY u) = array_agg(g ORDER BY g) AS sorted_by_time,
+       count(DISTINCT substr(uuid_send(u), 1, 8)) AS distinct_tick_prefixes
+FROM at_us;
+DROP TABLE at_us;
+-- Random bits: 2,000 UUIDs of one time are distinct, and every one of the 62
+-- rand_b bits is set in 40% to 60% of them (about 9 standard deviations).
+CREATE TEMP TABLE at_same AS
+SELECT uuidv7_at('2024-06-01 12:00:00.000250+00') AS u FROM generate_series(1, 2000);
+SELECT count(DISTINCT u) AS distinct_values,
+       count(DISTINCT substr(uuid_send(u), 1, 8)) AS tick_prefixes
+FROM at_same;
+-- (get_bit numbers a byte's bits from the lowest: byte 8's top two are the
+-- variant.)
+SELECT count(*) AS rand_b_bits,
+       count(*) FILTER (WHERE share BETWEEN 0.4 AND 0.6) AS balanced_bits
+FROM (
+    SELECT byte, bit, avg(get_bit(uuid_send(u), byte * 8 + bit)) AS share
+    FROM at_same, generate_series(8, 15) AS byte, generate_series(0, 7) AS bit
+    WHERE byte > 8 OR bit < 6
+    GROUP BY byte, bit
+) s;
+DROP TABLE at_same;
+-- It does not touch this backend's ascending clock: uuidv7() after a
+-- uuidv7_at() far in the future is still of the present.
+SELECT uuidv7_at('3000-01-01 00:00:00+00') > uuidv7() AS future_above_now,
+       uuidv7_timestamp(uuidv7()) < '2999-01-01' AS uuidv7_still_now;
+-- Errors: not finite, before 1970, past the 48-bit range; NULL in, NULL out.
+CREATE TEMP TABLE calls (n serial, query text);
+INSERT INTO calls (query) VALUES
+    ('SELECT uuidv7_at(''infinity'')'),
+    ('SELECT uuidv7_at(''-infinity'')'),
+    ('SELECT uuidv7_at(''1969-12-31 23:59:59.999999+00'')'),
+    ('SELECT uuidv7_at(''10889-08-02 05:31:50.656+00'')'),
+    ('SELECT uuidv7_at(NULL)');
+SELECT n, query, pg_temp.outcome(query) AS outcome FROM calls ORDER BY n;
+DROP TABLE calls;

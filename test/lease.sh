@@ -4,7 +4,7 @@
 # minimum, to keep the suite short). COORDINATOR=zookeeper runs the same
 # cases against a real 3-server ZooKeeper ensemble instead (Debian's
 # zookeeper; snowflake.zookeeper_hosts, lease_ttl the session timeout):
-# cases 1 to 7, 10, 12 and 15 to 18 run for both; 8, 9 and 11 drive etcd itself
+# cases 1 to 7, 10, 12 and 15 to 19 run for both; 8, 9 and 11 drive etcd itself
 # (etcdctl leases, the NOSPACE alarm) and run with etcd only; 13 and 14
 # drive ZooKeeper's client and run with ZooKeeper only.
 #
@@ -86,6 +86,9 @@
 #      its snowflake.epoch in <prefix>/fleet; a node whose epoch differs
 #      leases nothing and refuses ids (SF003) naming both epochs, with a hint,
 #      in snowflake_stats and in the log
+#  19  snowflake.lease_worker_ids = '900-901': two nodes hold 900 and 901, a
+#      third holds none (SF003, its last error names the range) until one
+#      stops; a range whose first id is above its last: FATAL at start
 #
 
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
@@ -1029,6 +1032,43 @@ else
 fi
 pg_stop "$G2"
 pg_stop "$G1"
+
+echo "# 19: snowflake.lease_worker_ids confines a node to a range of worker ids"
+R1=$(node r1 "snowflake.lease_prefix = '/case19'" "snowflake.lease_worker_ids = '900-901'")
+R2=$(node r2 "snowflake.lease_prefix = '/case19'" "snowflake.lease_worker_ids = '900-901'")
+start "$R1" && helpers "$R1" && start "$R2" && helpers "$R2"
+if wait_for "held" 15 held "$R1" && wait_for "held" 15 held "$R2"; then
+    is "19: two nodes confined to 900-901 hold both ids of it" \
+        "$( (stat_of "$R1" worker_id; stat_of "$R2" worker_id) | sort | tr '\n' ' ')" "900 901 "
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$R1")"
+    is "19: ... and their ids carry them" "$(( (id >> 12) & 1023 ))" "$(stat_of "$R1" worker_id)"
+else
+    not_ok "19: two nodes confined to 900-901 hold an id each" "$(stat_of "$R2" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+R3=$(node r3 "snowflake.lease_prefix = '/case19'" "snowflake.lease_worker_ids = '900-901'")
+start "$R3" && helpers "$R3"
+full19() { [[ "$(stat_of "$R3" "coalesce(lease_last_error, '')" 2>/dev/null)" == *"every worker id from 900 to 901"* ]]; }
+if wait_for "range full" 15 full19; then
+    is "19: a third node holds none while both are held (the ids outside its range are free)" \
+        "$(stat_of "$R3" "lease_state || ' ' || coalesce(worker_id::text, 'none')")" "acquiring none"
+    is "19: ... its last error names the range" "$(stat_of "$R3" lease_last_error)" \
+        "every worker id from 900 to 901 is held by another node"
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$R3")"
+    is "19: ... ids are refused: SF003" "$state" SF003
+else
+    not_ok "19: a third node confined to a full range leases nothing" "$(stat_of "$R3" "lease_state || ' ' || coalesce(worker_id::text, 'none') || ' ' || coalesce(lease_last_error, '')")"
+fi
+pg_stop "$R1"
+check "19: ... and takes the id a node left at once" wait_for "held" 15 held "$R3"
+pg_stop "$R3"
+pg_stop "$R2"
+R4=$(node r4 "snowflake.lease_prefix = '/case19'" "snowflake.lease_worker_ids = '901-900'")
+if start "$R4" 2>/dev/null; then
+    not_ok "19: a range whose first id is above its last stops the server at start"
+else
+    like "19: a range whose first id is above its last stops the server at start, naming the setting" \
+        "$(cat "$R4/server.log")" 'FATAL:  invalid value for parameter "snowflake.lease_worker_ids": "901-900"'
+fi
 
 # ---------------------------------------------------------------------------
 if is_zk; then echo "# 11: etcd only (the NOSPACE alarm of etcd)"; else

@@ -12,6 +12,9 @@
 # test files are copied to a directory it can read. The instance is removed
 # on exit, pass or fail (KEEP_TMP=1 keeps it).
 #
+# The TypeID specification's vectors (test/vectors/typeid) are loaded into
+# tables first, for test/pgtap/07_typeid_vectors.sql.
+#
 # Usage: test/pgtap.sh [pgbench transactions per client, default 2500]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +55,26 @@ if ! pg_start "$DIR"; then
 fi
 
 pg_psql "$DIR" -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION snowflake"
+
+# --- The TypeID specification's vectors ----------------------------------------
+# test/vectors/typeid/*.yml as tables for test/pgtap/07_typeid_vectors.sql,
+# with the number of entries each file has, counted apart from the YAML
+# parser ('- name:' lines), so that a case the loading loses fails the test.
+pg_psql "$DIR" -c "CREATE TABLE typeid_valid (name text, typeid text, prefix text, uuid uuid)" \
+    -c "CREATE TABLE typeid_invalid (name text, typeid text)" \
+    -c "CREATE TABLE typeid_vector_files (file text, entries int)"
+for f in valid invalid; do
+    n=$(grep -c '^- name:' "test/vectors/typeid/$f.yml")
+    pg_psql "$DIR" -c "INSERT INTO typeid_vector_files VALUES ('$f', $n)"
+    python3 -c '
+import csv, sys, yaml
+columns = sys.argv[2].split(",")
+writer = csv.writer(sys.stdout, quoting=csv.QUOTE_ALL)  # "" stays an empty string, not NULL
+for case in yaml.safe_load(open(sys.argv[1], encoding="utf-8")):
+    writer.writerow([case[c] for c in columns])
+' "test/vectors/typeid/$f.yml" "$([ $f = valid ] && echo name,typeid,prefix,uuid || echo name,typeid)" |
+        pg_psql "$DIR" -c "\\copy typeid_$f FROM pstdin WITH (FORMAT csv)"
+done
 
 # --- Ids from several backends at once -------------------------------------
 pg_psql "$DIR" <<SQL

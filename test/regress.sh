@@ -5,10 +5,12 @@
 # (--temp-instance):
 #   1. preloaded: test/regress/preload.conf (shared_preload_libraries,
 #      snowflake.worker_id = 42): generator decode bad_input settings uuidv7
+#      text_ids
 #   2. preloaded without a worker id: test/regress/no_worker_id.conf:
 #      no_worker_id
-#   3. without preload: test/regress/no_preload.conf: no_preload uuidv7
-#      (uuidv7 needs no shared state; the same file and expected output)
+#   3. without preload: test/regress/no_preload.conf: no_preload uuidv7 text_ids
+#      (uuidv7 and text_ids need no shared state; the same files and expected
+#      output)
 # After each run the instance's server log is searched for a backend killed by
 # a signal. On failure regression.diffs is printed; the exit status is
 # non-zero if any run failed.
@@ -26,9 +28,9 @@ cd "$(dirname "$0")/.."
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-PRELOAD_TESTS=(generator decode bad_input settings uuidv7)
+PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids)
 NO_WORKER_TESTS=(no_worker_id)
-NO_PRELOAD_TESTS=(no_preload uuidv7)
+NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids)
 if [ $# -gt 0 ]; then
     want=" $* "
     filter() { local t; for t in "$@"; do [[ $want == *" $t "* ]] && echo "$t"; done; return 0; }

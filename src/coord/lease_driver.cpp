@@ -60,10 +60,12 @@ int64_t LeaseDriver::turn() noexcept {
                 fail(core::LeaseAction::ListWorkers, r.status);
                 break;
             }
-            if (core::lease::choose_worker(lease_, cfg_, r.taken, host_.random()) < 0)
-                core::lease::on_failure(lease_, cfg_, core::LeaseAction::ListWorkers,
-                                       "every worker id from 0 to 1023 is held by another node",
-                                       host_.boot_ns());
+            if (core::lease::choose_worker(lease_, cfg_, r.taken, host_.random()) < 0) {
+                char why[core::kLeaseErrorSize];
+                snprintf(why, sizeof(why), "every worker id from %d to %d is held by another node",
+                         static_cast<int>(cfg_.worker_min), static_cast<int>(cfg_.worker_max));
+                core::lease::on_failure(lease_, cfg_, core::LeaseAction::ListWorkers, why, host_.boot_ns());
+            }
             break;
         }
         case core::LeaseAction::Claim: {
@@ -379,11 +381,13 @@ void LeaseDriver::take_backup(const core::ClockReading& reading, int32_t avoid) 
         if (w.status.code == core::CoordCode::SessionGone) lease_gone();
         return;
     }
-    snprintf(why, sizeof(why), "every worker id from 0 to 1023 is held");
+    snprintf(why, sizeof(why), "every worker id from %d to %d is held", static_cast<int>(cfg_.worker_min),
+             static_cast<int>(cfg_.worker_max));
     core::TakenIds tried;
     if (avoid >= 0) core::taken_add(tried, avoid);
     for (int32_t i = 0; i < core::kMaxBackupTries; i++) {
-        const int32_t candidate = core::choose_backup(w.taken, lease_.worker, tried);
+        const int32_t candidate = core::choose_backup(w.taken, lease_.worker, tried, cfg_.worker_min,
+                                                      cfg_.worker_max);
         if (candidate < 0) break;
         core::taken_add(tried, candidate);
         const core::CoordClaim c = coordinator_->claim(candidate, claim_value(), lease_.lease_id);

@@ -2,8 +2,8 @@
 
 namespace snowflake::core {
 
-int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried) noexcept {
-    for (int32_t w = 0; w <= kMaxWorker; w++)
+int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried, int32_t lo, int32_t hi) noexcept {
+    for (int32_t w = lo < 0 ? 0 : lo; w <= hi && w <= kMaxWorker; w++)
         if (w != own && !taken_has(taken, w) && !taken_has(tried, w)) return w;
     return -1;
 }

@@ -39,9 +39,11 @@ enum class ClockPolicy {
 // ahead of the clock) before it reports that no backup id was usable.
 constexpr int32_t kMaxBackupTries = 8;
 
-// The next id to try as a backup: the lowest worker id that is not taken,
-// not the node's own (own) and not tried yet in this attempt; -1 if none.
-int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried) noexcept;
+// The next id to try as a backup: the lowest worker id of [lo, hi] (the
+// lease's range: LeaseConfig::worker_min/worker_max) that is not taken, not
+// the node's own (own) and not tried yet in this attempt; -1 if none.
+int32_t choose_backup(const TakenIds& taken, int32_t own, const TakenIds& tried, int32_t lo = 0,
+                      int32_t hi = kMaxWorker) noexcept;
 
 // A claimed id can serve as a backup at now_ms if its mark (the highest
 // millisecond any holder may have issued under it; -1: no mark) and the

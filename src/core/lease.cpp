@@ -14,6 +14,45 @@
 namespace snowflake::core {
 
 namespace {
+// A worker id's digits at text[*at...] (spaces before and after skipped);
+// -1 if there are none or the number is above kMaxWorker.
+int32_t range_number(std::string_view text, size_t* at) noexcept {
+    size_t i = *at;
+    while (i < text.size() && text[i] == ' ') i++;
+    int64_t v = 0;
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 5) v = v * 10 + (text[i++] - '0');
+    if (i == start || (i < text.size() && text[i] >= '0' && text[i] <= '9')) return -1;
+    while (i < text.size() && text[i] == ' ') i++;
+    *at = i;
+    return v <= kMaxWorker ? static_cast<int32_t>(v) : -1;
+}
+}  // namespace
+
+const char* parse_worker_range(std::string_view text, int32_t* lo, int32_t* hi) noexcept {
+    size_t at = 0;
+    while (at < text.size() && text[at] == ' ') at++;
+    if (at == text.size()) {
+        *lo = 0;
+        *hi = kMaxWorker;
+        return nullptr;
+    }
+    const int32_t a = range_number(text, &at);
+    if (a < 0) return "A worker id range is N-M or N, with worker ids from 0 to 1023.";
+    int32_t b = a;
+    if (at < text.size() && text[at] == '-') {
+        at++;
+        b = range_number(text, &at);
+        if (b < 0) return "A worker id range is N-M or N, with worker ids from 0 to 1023.";
+    }
+    if (at != text.size()) return "A worker id range is N-M or N, with worker ids from 0 to 1023.";
+    if (b < a) return "The range's first worker id is above its last.";
+    *lo = a;
+    *hi = b;
+    return nullptr;
+}
+
+namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinRetryMs = 250;

@@ -93,6 +93,12 @@ struct LeaseConfig {
     bool check_fleet = true;
 };
 
+// The text of a worker id range (snowflake.lease_worker_ids, the SDK's
+// workerIds): "N-M" or "N", 0 <= N <= M <= 1023, spaces around the numbers
+// allowed; "" is the whole id space. nullptr on success (*lo, *hi set), else
+// the reason as a sentence. Changes nothing on failure.
+const char* parse_worker_range(std::string_view text, int32_t* lo, int32_t* hi) noexcept;
+
 // Relayed renewals. A ZooKeeper follower answers a renewal (a request that
 // went through the leader) without the leader having refreshed the session:
 // the leader, which expires sessions, learns that the session was active

@@ -46,6 +46,7 @@ enum class Setting {
     ZookeeperHosts,
     LeaseTtl,
     LeasePrefix,
+    LeaseWorkerIds,
     ClockBackwards,
     HttpListen,
     HttpToken,
@@ -67,6 +68,7 @@ constexpr SettingName kSettings[] = {
     {Setting::ZookeeperHosts, "snowflake.zookeeper_hosts", false},
     {Setting::LeaseTtl, "snowflake.lease_ttl", false},
     {Setting::LeasePrefix, "snowflake.lease_prefix", false},
+    {Setting::LeaseWorkerIds, "snowflake.lease_worker_ids", false},
     {Setting::ClockBackwards, "snowflake.clock_backwards", false},
     {Setting::HttpListen, "snowflake.http_listen", false},
     {Setting::HttpToken, "snowflake.http_token", true},
@@ -106,6 +108,8 @@ char* etcd_endpoints = nullptr;
 char* zookeeper_hosts = nullptr;
 int lease_ttl_s = snowflake::core::kDefaultLeaseTtlS;
 char* lease_prefix = nullptr;
+int lease_worker_min = 0;
+int lease_worker_max = snowflake::core::kMaxWorker;
 bool preloaded = false;
 char* http_listen = nullptr;
 char* http_token = nullptr;
@@ -233,6 +237,29 @@ bool check_prefix_hook(char** newval, void**, GucSource) {
                               "ids into the same tables.");
 }
 
+// snowflake.lease_worker_ids: "N-M" or "N" (core::parse_worker_range); the
+// parsed range goes to the assign hook.
+char* lease_worker_ids_text = nullptr;
+bool check_lease_worker_ids_hook(char** newval, void** extra, GucSource) {
+    if (*newval == nullptr) return false;
+    int32_t range[2] = {0, snowflake::core::kMaxWorker};
+    const char* why = snowflake::core::parse_worker_range(*newval, &range[0], &range[1]);
+    if (!check_verdict(why, "Give the worker ids this node may lease as a range such as '0-511', or one id; "
+                            "the default '0-1023' is every id."))
+        return false;
+    auto* copy = static_cast<int32_t*>(sf_guc_malloc(sizeof(range)));
+    if (copy == nullptr) return false;
+    copy[0] = range[0];
+    copy[1] = range[1];
+    *extra = copy;
+    return true;
+}
+void assign_lease_worker_ids_hook(const char*, void* extra) {
+    if (extra == nullptr) return;
+    lease_worker_min = static_cast<int32_t*>(extra)[0];
+    lease_worker_max = static_cast<int32_t*>(extra)[1];
+}
+
 // snowflake.http_listen: empty (off) or an address core::http::parse_listen
 // accepts whose host is a numeric address. Never raises an error.
 bool check_http_listen_hook(char** newval, void**, GucSource) {
@@ -356,6 +383,13 @@ void define_settings() {
                                "Nodes that issue ids into the same tables share a prefix.",
                                &lease_prefix, "/snowflake", PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
                                check_prefix_hook, nullptr, nullptr);
+    DefineCustomStringVariable(name(Setting::LeaseWorkerIds),
+                               "The worker ids this node leases any free one from, N-M.",
+                               "The default '0-1023' is every id. Applications' embedded generators "
+                               "lease from 512-1023 by default: '0-511' leaves those to them. "
+                               "A set snowflake.worker_id is leased as it is.",
+                               &lease_worker_ids_text, "0-1023", PGC_POSTMASTER, 0,
+                               check_lease_worker_ids_hook, assign_lease_worker_ids_hook, nullptr);
     // After the coordinators' settings: its check reads them.
     DefineCustomEnumVariable(name(Setting::ClockBackwards),
                              "What a node with a leased worker id does when its clock steps back.",

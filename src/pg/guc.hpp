@@ -12,6 +12,8 @@ extern int max_clock_error_ms;   // 0: the kernel's clock state is not checked
 extern char* etcd_endpoints;     // "" (or NULL): no leasing
 extern int lease_ttl_s;
 extern char* lease_prefix;
+extern int lease_worker_min;  // snowflake.lease_worker_ids: the range a free id is leased from
+extern int lease_worker_max;
 extern bool preloaded;           // loaded through shared_preload_libraries
 extern char* zookeeper_hosts;    // "" (or NULL): not used
 // Worker ids are leased from etcd (snowflake.etcd_endpoints is set) or from

@@ -297,6 +297,8 @@ void run_lease_driver() {
     core::LeaseConfig cfg;
     cfg.ttl_ms = static_cast<int64_t>(lease_ttl_s) * 1000;
     cfg.static_worker = worker_id;
+    cfg.worker_min = lease_worker_min;
+    cfg.worker_max = lease_worker_max;
     cfg.leasing = true;
 
     core::NodeIdentity me;

@@ -26,6 +26,7 @@ PG_FUNCTION_INFO_V1(snowflake_uuidv7);
 PG_FUNCTION_INFO_V1(snowflake_uuidv7_shift);
 PG_FUNCTION_INFO_V1(snowflake_uuidv7_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_uuidv7_from_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_uuidv7_at);
 }
 
 namespace core = snowflake::core;
@@ -194,5 +195,22 @@ Datum snowflake_uuidv7_from_timestamp(PG_FUNCTION_ARGS) {
     int64_t unix_us = 0;
     if (!uuid_unix_us(ts, &unix_us)) report_out_of_range(ts);
     PG_RETURN_DATUM(uuid_datum(core::uuidv7_floor(unix_us / 1000)));
+}
+
+// uuidv7_at(ts): a UUIDv7 of the time ts (its millisecond, and its
+// microseconds as the fraction) with fresh random bits, for rows whose time
+// is known (a backfill). Not from this backend's ascending clock: values of
+// one tick are ordered only by their random bits.
+Datum snowflake_uuidv7_at(PG_FUNCTION_ARGS) {
+    const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+    int64_t unix_us = 0;
+    if (TIMESTAMP_NOT_FINITE(ts) || !uuid_unix_us(ts, &unix_us))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is out of range for UUIDv7", timestamptz_to_str(ts)),
+                        errdetail("uuidv7_at() takes a finite time from 1970-01-01 00:00:00+00 to "
+                                  "10889-08-02 05:31:50.655999+00."),
+                        errhint("%s", kRangeHint)));
+    // In range by uuid_unix_us(), so the ticks are valid.
+    PG_RETURN_DATUM(make_uuid(core::uuid_ticks_from_ms(unix_us / 1000, (unix_us % 1000) * 1000)));
 }
 }

@@ -1,12 +1,12 @@
 -- The SQL API of snowflake as the catalog records it: signatures, argument
 -- names, return types, volatility, strictness, parallel safety, comments,
 -- the statistics view and the privileges of snowflake_stats_reset().
--- (The uuidv7 functions are tested separately.)
+-- (The uuidv7 functions and those of text ids are tested separately.)
 BEGIN;
 SELECT plan(68);
 
 SELECT has_extension('snowflake', 'extension snowflake is installed');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.2', 'version 1.2');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.3', 'version 1.3');
 SELECT is(current_setting('snowflake.worker_id'), '42', 'this instance runs with snowflake.worker_id = 42');
 
 -- Signatures.
@@ -95,6 +95,8 @@ $$, $$ VALUES
     ('snowflake_compose', 'ts timestamp with time zone, worker_id integer, sequence integer'),
     ('snowflake_decode', 'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode', 'id bigint, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
+    ('snowflake_decode_text', 't text, format text DEFAULT ''base32''::text'),
+    ('snowflake_encode', 'id bigint, format text DEFAULT ''base32''::text'),
     ('snowflake_from_timestamp', 'ts timestamp with time zone'),
     ('snowflake_nextval', ''),
     ('snowflake_nextval_batch', 'count integer'),
@@ -103,6 +105,11 @@ $$, $$ VALUES
     ('snowflake_stats_reset', ''),
     ('snowflake_timestamp', 'id bigint'),
     ('snowflake_timestamp', 'id bigint, epoch timestamp with time zone'),
+    ('snowflake_typeid_prefix', 't text'),
+    ('snowflake_typeid_to_uuid', 't text'),
+    ('snowflake_ulid_to_uuid', 't text'),
+    ('snowflake_uuid_to_typeid', 'u uuid, prefix text'),
+    ('snowflake_uuid_to_ulid', 'u uuid'),
     ('snowflake_worker_id', 'id bigint')
 $$, 'argument names and OUT columns of every snowflake_* function');
 
@@ -116,7 +123,7 @@ SELECT is_empty($$
 $$, 'every snowflake_* function has a COMMENT');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'snowflake\_%' AND p.pronamespace = 'public'::regnamespace),
-          13, 'thirteen snowflake_* functions');
+          20, 'twenty snowflake_* functions (the seven of text ids: test/pgtap/06_text_ids.sql)');
 SELECT isnt(obj_description('snowflake_stats'::regclass, 'pg_class'), NULL, 'the view snowflake_stats has a COMMENT');
 
 -- The statistics view.

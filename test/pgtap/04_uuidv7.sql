@@ -4,7 +4,7 @@
 -- error. Properties of the values are in sql/uuidv7.sql; several backends at
 -- once in test/uuid_backends.sh.
 BEGIN;
-SELECT plan(46);
+SELECT plan(52);
 SET LOCAL timezone = 'UTC';
 SET LOCAL datestyle = 'ISO, YMD';
 
@@ -15,7 +15,7 @@ SELECT has_function('public', 'uuidv7_timestamp', ARRAY['uuid'], 'uuidv7_timesta
 SELECT has_function('public', 'uuidv7_from_timestamp', ARRAY['timestamp with time zone'], 'uuidv7_from_timestamp(timestamptz)');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'uuidv7%' AND p.pronamespace = 'public'::regnamespace),
-          4, 'four uuidv7* functions');
+          6, 'six uuidv7* functions (uuidv7_typeid: test/pgtap/06_text_ids.sql)');
 
 -- Argument names (callers may use named notation).
 SELECT results_eq($$
@@ -27,8 +27,10 @@ SELECT results_eq($$
 $$, $$ VALUES
     ('uuidv7', ''),
     ('uuidv7', 'shift interval'),
+    ('uuidv7_at', 'ts timestamp with time zone'),
     ('uuidv7_from_timestamp', 'ts timestamp with time zone'),
-    ('uuidv7_timestamp', 'u uuid')
+    ('uuidv7_timestamp', 'u uuid'),
+    ('uuidv7_typeid', 'prefix text')
 $$, 'argument names of the uuidv7* functions');
 
 -- Return types.
@@ -36,28 +38,32 @@ SELECT function_returns('public', 'uuidv7', ARRAY[]::name[], 'uuid');
 SELECT function_returns('public', 'uuidv7', ARRAY['interval'], 'uuid');
 SELECT function_returns('public', 'uuidv7_timestamp', ARRAY['uuid'], 'timestamp with time zone');
 SELECT function_returns('public', 'uuidv7_from_timestamp', ARRAY['timestamp with time zone'], 'uuid');
+SELECT function_returns('public', 'uuidv7_at', ARRAY['timestamp with time zone'], 'uuid');
 
 -- Generators VOLATILE; the decoder and the constructor depend only on their
 -- argument: IMMUTABLE.
 SELECT volatility_is('public', 'uuidv7', ARRAY[]::name[], 'volatile');
 SELECT volatility_is('public', 'uuidv7', ARRAY['interval'], 'volatile');
+SELECT volatility_is('public', 'uuidv7_at', ARRAY['timestamp with time zone'], 'volatile');
 SELECT volatility_is('public', 'uuidv7_timestamp', ARRAY['uuid'], 'immutable');
 SELECT volatility_is('public', 'uuidv7_from_timestamp', ARRAY['timestamp with time zone'], 'immutable');
 
 -- Everything with an argument is STRICT.
 SELECT isnt_strict('public', 'uuidv7', ARRAY[]::name[]);
 SELECT is_strict('public', 'uuidv7', ARRAY['interval']);
+SELECT is_strict('public', 'uuidv7_at', ARRAY['timestamp with time zone']);
 SELECT is_strict('public', 'uuidv7_timestamp', ARRAY['uuid']);
 SELECT is_strict('public', 'uuidv7_from_timestamp', ARRAY['timestamp with time zone']);
 
--- All four are PARALLEL SAFE (no shared state).
+-- All of them are PARALLEL SAFE (no shared state).
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text, p.proparallel
     FROM pg_proc p
     WHERE p.oid IN ('uuidv7()'::regprocedure,
                     'uuidv7(interval)'::regprocedure,
                     'uuidv7_timestamp(uuid)'::regprocedure,
-                    'uuidv7_from_timestamp(timestamptz)'::regprocedure)
+                    'uuidv7_from_timestamp(timestamptz)'::regprocedure,
+                    'uuidv7_at(timestamptz)'::regprocedure)
       AND p.proparallel <> 's'
 $$, 'the uuidv7* functions are PARALLEL SAFE');
 
@@ -70,6 +76,8 @@ SELECT isnt(coalesce(obj_description('uuidv7_timestamp(uuid)'::regprocedure, 'pg
             'uuidv7_timestamp(uuid) has a COMMENT');
 SELECT isnt(coalesce(obj_description('uuidv7_from_timestamp(timestamptz)'::regprocedure, 'pg_proc'), ''), '',
             'uuidv7_from_timestamp(timestamptz) has a COMMENT');
+SELECT isnt(coalesce(obj_description('uuidv7_at(timestamptz)'::regprocedure, 'pg_proc'), ''), '',
+            'uuidv7_at(timestamptz) has a COMMENT');
 
 -- A few values (the rest is in sql/uuidv7.sql).
 SELECT is(uuidv7_timestamp('017F22E2-79B0-7CC3-98C4-DC0C0C07398F'), '2022-02-22 19:22:22+00',
@@ -94,6 +102,11 @@ SELECT throws_like($$SELECT uuidv7('9000 years')$$, 'shifted timestamp 1____-__-
 SELECT throws_ok($$SELECT uuidv7('300000 years')$$, '22008', 'timestamp out of range', 'uuidv7(300000 years)');
 SELECT throws_ok($$SELECT uuidv7('-300000 years')$$, '22008', 'timestamp out of range', 'uuidv7(-300000 years)');
 
+-- Errors of uuidv7_at: not finite, past 2^48 - 1 ms (the rest in sql/uuidv7.sql).
+SELECT throws_ok($$SELECT uuidv7_at('infinity')$$, '22008', 'timestamp infinity is out of range for UUIDv7',
+                 'uuidv7_at(infinity)');
+SELECT throws_ok($$SELECT uuidv7_at('10889-08-02 05:31:50.656+00')$$, '22008',
+                 'timestamp 10889-08-02 05:31:50.656+00 is out of range for UUIDv7', 'uuidv7_at past 2^48 - 1 ms');
 -- Errors of uuidv7_from_timestamp: not finite, before 1970, past 2^48 - 1 ms.
 SELECT throws_ok($$SELECT uuidv7_from_timestamp('infinity')$$, '22008', 'timestamp must be finite',
                  'uuidv7_from_timestamp(infinity)');

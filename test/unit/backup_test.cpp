@@ -258,3 +258,13 @@ TEST(Backup, AClockBehindWithFailoverIsNotCountedAsAnError) {
     EXPECT_EQ(sc::next_id(g, 500, c).status, sc::Status::ClockBehind);
     EXPECT_EQ(g.counters.clock_backwards_errors, 1u);
 }
+
+TEST(Backup, ChoosesOnlyInsideTheLeaseRange) {
+    sc::TakenIds taken, tried;
+    sc::taken_add(taken, 512);
+    EXPECT_EQ(sc::choose_backup(taken, 513, tried, 512, 515), 514);  // 512 taken, 513 the own
+    sc::taken_add(tried, 514);
+    EXPECT_EQ(sc::choose_backup(taken, 513, tried, 512, 515), 515);
+    sc::taken_add(tried, 515);
+    EXPECT_EQ(sc::choose_backup(taken, 513, tried, 512, 515), -1);  // 0..511 are free but outside
+}

@@ -1149,3 +1149,29 @@ TEST(LeaseIdentity, AnApplicationProcess) {
 }
 
 }  // namespace
+
+TEST(WorkerRange, ParsesRangesAndSingleIds) {
+    int32_t lo = -1, hi = -1;
+    EXPECT_EQ(parse_worker_range("0-511", &lo, &hi), nullptr);
+    EXPECT_EQ(lo, 0);
+    EXPECT_EQ(hi, 511);
+    EXPECT_EQ(parse_worker_range(" 512 - 1023 ", &lo, &hi), nullptr);
+    EXPECT_EQ(lo, 512);
+    EXPECT_EQ(hi, 1023);
+    EXPECT_EQ(parse_worker_range("7", &lo, &hi), nullptr);
+    EXPECT_EQ(lo, 7);
+    EXPECT_EQ(hi, 7);
+    EXPECT_EQ(parse_worker_range("", &lo, &hi), nullptr);
+    EXPECT_EQ(lo, 0);
+    EXPECT_EQ(hi, kMaxWorker);
+}
+
+TEST(WorkerRange, RefusesWhatIsNotARangeAndChangesNothing) {
+    for (const char* bad :
+         {"1024", "0-1024", "5-4", "-", "1-", "-3", "a", "1-2-3", "1,2", "00000001", "1 2", "99999999999"}) {
+        int32_t lo = 42, hi = 43;
+        EXPECT_NE(parse_worker_range(bad, &lo, &hi), nullptr) << bad;
+        EXPECT_EQ(lo, 42) << bad;
+        EXPECT_EQ(hi, 43) << bad;
+    }
+}

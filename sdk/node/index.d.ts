@@ -1,0 +1,78 @@
+// TypeScript declarations of snowflake-ids (index.js). docs/sdk.md#nodejs.
+
+export interface GeneratorOptions {
+    /** etcd's client URLs: "http://host:port[,...]" or a list of them. */
+    etcdEndpoints?: string | string[];
+    /** ZooKeeper's servers: "host:port[,...]" or a list of them. */
+    zookeeperHosts?: string | string[];
+    /** 0..1023: exactly this worker id (leased with a coordinator, else static with markFile). */
+    workerId?: number;
+    /** The range a leased id is chosen from: '512-1023' (the default), [512, 1023] or { min, max }. */
+    workerIds?: string | [number, number] | { min: number; max: number };
+    /** The registry's key prefix (default "/snowflake"). */
+    leasePrefix?: string;
+    /** The lease's time to live in seconds (5 to 300; default 30). */
+    leaseTtl?: number;
+    /** The epoch: ISO 8601 with an offset, or a Date (default 2025-01-01 00:00:00+00). */
+    epoch?: string | Date;
+    /** How far the clock may step back before ids stop (default 5). */
+    clockToleranceMs?: number;
+    /** A step back past the tolerance: refuse (SF001, the default) or go on under a backup worker id. */
+    clockBackwards?: 'refuse' | 'failover';
+    /** The high-water mark file of a static worker id (required then; locked while open). */
+    markFile?: string;
+    /** How long open() waits for a worker id, in milliseconds (default 30000). */
+    timeout?: number;
+}
+
+export interface Decoded {
+    timestamp: Date;
+    msSinceEpoch: number;
+    workerId: number;
+    sequence: number;
+}
+
+export interface GeneratorStats {
+    state: 'static' | 'acquiring' | 'held' | 'expired' | 'closed';
+    workerId: number | null;
+    backupWorkerId: number | null;
+    coordinator: 'etcd' | 'zookeeper' | 'static' | string;
+    idsIssued: number;
+    leaseMsLeft: number | null;
+    reservedUntilUnixMs: number | null;
+    clockBackwardsEvents: number;
+    clockBackwardsErrors: number;
+    overflowWaits: number;
+    leaseAcquisitions: number;
+    leaseFailures: number;
+    pid: number;
+    lastError: string | null;
+}
+
+export type SnowflakeErrorReason =
+    | 'CLOCK_BEHIND' | 'CLOCK_RANGE' | 'NO_LEASE' | 'CLOCK_UNSYNC' | 'INVALID' | 'NOT_READY'
+    | 'CLOSED' | 'FLEET' | 'MARK_FILE' | 'MARK_LOCKED' | 'NO_MEMORY';
+
+export class SnowflakeError extends Error {
+    /** The SQLSTATE: 'SF001', 'SF003', '22023', '57014', '55000', '58030', '55006', '53200'. */
+    code: string;
+    sqlstate: string;
+    reason: SnowflakeErrorReason;
+    detail?: string;
+    hint?: string;
+}
+
+export class Generator {
+    private constructor();
+    /** Resolves once a worker id is held; rejects with a SnowflakeError. */
+    static open(options?: GeneratorOptions): Promise<Generator>;
+    static decode(id: bigint | string | number, options?: { epoch?: string | Date | number }): Decoded;
+    nextId(): bigint;
+    nextIdString(): string;
+    nextIds(n: number): BigInt64Array;
+    stats(): GeneratorStats;
+    readonly closed: boolean;
+    close(): Promise<void>;
+}
+
+export const version: string;
