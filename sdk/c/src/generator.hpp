@@ -50,6 +50,10 @@ struct Settings {
 
 // The id space's clock: milliseconds since the epoch (floor).
 int64_t id_ms(const Settings& s) noexcept;
+// Tests only (test/sdk/clock_test.cpp, linked with the static library): the
+// id space's clock moved by offset_ms (a step back is negative). Not
+// exported from the shared library.
+void set_clock_offset_for_tests(int64_t offset_ms) noexcept;
 int64_t boottime_ns() noexcept;
 int64_t monotonic_ns() noexcept;
 

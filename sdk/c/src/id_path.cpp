@@ -20,10 +20,17 @@
 
 namespace snowflake::sdk {
 
+namespace {
+std::atomic<int64_t> g_clock_offset_us{0};  // set_clock_offset_for_tests(); 0 but in tests
+}  // namespace
+
+void set_clock_offset_for_tests(int64_t offset_ms) noexcept { g_clock_offset_us.store(offset_ms * 1000); }
+
 int64_t id_ms(const Settings& s) noexcept {
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    const int64_t us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    const int64_t us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000 +
+                       g_clock_offset_us.load(std::memory_order_relaxed);
     return core::floor_div(us - s.epoch_unix_us, 1000);
 }
 
