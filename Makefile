@@ -114,7 +114,7 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.co
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
                build/unit_tests build/unit_tests_sanitized build/etcd_client_tests \
                build/etcd_client_tests_sanitized build/zk_client_tests build/core_bench build/obj-pic \
-               build/sdk build/sdk_tests build/sdk_c_bench
+               build/sdk build/sdk_tests build/sdk_c_bench build/sdk_c_smoke
 
 # No JIT bitcode: it would need clang, and these functions are not inlined.
 override with_llvm = no
@@ -305,6 +305,10 @@ sdk: $(SDK_OUTPUTS)
 $(BUILD)/sdk_tests: $(call objs,$(OBJ),$(SDK_TEST_SRCS)) $(BUILD)/sdk/libsnowflake_ids.a
 	$(CXX) -o $@ $(filter %.o,$^) $(BUILD)/sdk/libsnowflake_ids.a $(GTEST_LIBS) $(SDK_LIBS)
 $(call objs,$(OBJ),$(SDK_TEST_SRCS)): COMPONENT_FLAGS := -Isdk/c/include
+# The library from C, linked with the shared library (test/sdk/smoke.c).
+$(BUILD)/sdk_c_smoke: test/sdk/smoke.c sdk/c/include/snowflake_ids.h $(BUILD)/sdk/libsnowflake_ids.so
+	$(CC) -std=c11 -O2 -Wall -Wextra $(WERROR) -Isdk/c/include -o $@ $< -L$(BUILD)/sdk -lsnowflake_ids \
+	    -Wl,-rpath,'$$ORIGIN/sdk'
 # The C benchmark (bench/sdk_c_bench.c), linked with the shared library.
 $(BUILD)/sdk_c_bench: bench/sdk_c_bench.c sdk/c/include/snowflake_ids.h $(BUILD)/sdk/libsnowflake_ids.so
 	$(CC) -std=c11 -O2 -Wall -Wextra $(WERROR) -Isdk/c/include -o $@ $< -L$(BUILD)/sdk -lsnowflake_ids \
@@ -340,7 +344,7 @@ RUN_SCRIPT := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # installed, then every suite; the build's time is printed with the suites'
 # at the end (test/run_all.sh).
 TEST_BINARIES := $(BUILD)/unit_tests $(BUILD)/unit_tests_sanitized $(BUILD)/etcd_client_tests \
-                 $(BUILD)/zk_client_tests $(SDK_OUTPUTS) $(BUILD)/sdk_tests
+                 $(BUILD)/zk_client_tests $(SDK_OUTPUTS) $(BUILD)/sdk_tests $(BUILD)/sdk_c_smoke
 test: deps
 	@mkdir -p $(BUILD) && date +%s >$(BUILD)/.test-build-start
 	$(MAKE) WERROR=-Werror all $(TEST_BINARIES)

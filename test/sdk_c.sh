@@ -27,7 +27,7 @@ if [ ! -x "$ZK_JAVA" ] || [ ! -r "$ZK_CLASSPATH" ]; then
 fi
 tests=${SDK_TESTS:-}
 if [ -z "$tests" ]; then
-    make -s build/sdk_tests
+    make -s build/sdk_tests build/sdk_c_smoke
     tests=build/sdk_tests
 fi
 
@@ -49,6 +49,15 @@ if ! zk_start 1 "$dir/zk"; then
     exit 1
 fi
 echo "sdk_c: etcd at ${ETCD_URLS[0]} (pid ${ETCD_PIDS[0]}), ZooKeeper at $ZK_HOSTS (pid ${ZK_PIDS[0]})"
+
+# The library from C, linked as an application links it (test/sdk/smoke.c).
+smoke=${SDK_C_SMOKE:-build/sdk_c_smoke}
+[ -x "$smoke" ] || make -s build/sdk_c_smoke
+mkdir -p "$dir/smoke"
+if ! "$smoke" "$dir/smoke"; then
+    echo "sdk_c: the C smoke test failed" >&2
+    exit 1
+fi
 
 # Every test defined must run and pass (the leased tests run once per
 # coordinator named here).

@@ -249,6 +249,49 @@ TEST_P(SdkLease, AForkChildLeasesAnIdOfItsOwn) {
     EXPECT_EQ(sf_close(gen), SF_OK);
 }
 
+// What etcd holds under a key (etcdctl, as test/lib/etcd.sh's helpers use it).
+std::string etcd_get(const std::string& url, const std::string& key) {
+    const std::string cmd = "ETCDCTL_API=3 etcdctl --endpoints=" + url + " get --print-value-only '" + key + "'";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[512];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        pclose(p);
+    }
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+// The worker key says an application process holds it; sf_close removes
+// it and leaves the exact mark in the coordinator, at the last id.
+TEST(SdkLeaseEtcd, TheWorkerKeyNamesTheProcessAndCloseLeavesTheExactMark) {
+    const std::string url = env("SNOWFLAKE_TEST_ETCD");
+    if (url.empty()) GTEST_SKIP() << "no etcd (test/sdk_c.sh starts one)";
+    const std::string prefix = "/sdktest-key-" + std::to_string(std::random_device{}() % 1000000000);
+    sf_config cfg;
+    sf_config_init(&cfg);
+    cfg.etcd_endpoints = url.c_str();
+    cfg.lease_prefix = prefix.c_str();
+    cfg.runtime = "c";
+    sf_generator* gen = nullptr;
+    ASSERT_EQ(sf_open(&cfg, &gen, nullptr, 0), SF_OK);
+    ASSERT_EQ(sf_wait_ready(gen, kReadyMs), SF_OK) << last_error_text();
+    sf_stats st;
+    ASSERT_EQ(sf_status(gen, &st), SF_OK);
+    const std::string key = prefix + "/workers/" + std::to_string(st.worker_id);
+    const std::string value = etcd_get(url, key);
+    EXPECT_NE(value.find("snowflake-node "), std::string::npos) << value;
+    EXPECT_NE(value.find(" port=0 "), std::string::npos) << value;
+    EXPECT_NE(value.find(" runtime=c pid=" + std::to_string(getpid())), std::string::npos) << value;
+    int64_t last = 0;
+    for (int i = 0; i < 1000; i++) ASSERT_EQ(sf_next_id(gen, &last), SF_OK);
+    ASSERT_EQ(sf_close(gen), SF_OK) << last_error_text();
+    EXPECT_EQ(etcd_get(url, key), "");
+    EXPECT_EQ(etcd_get(url, prefix + "/marks/" + std::to_string(st.worker_id)),
+              std::to_string(id_ms(last)) + " exact");
+}
+
 INSTANTIATE_TEST_SUITE_P(Coordinators, SdkLease, ::testing::ValuesIn(started_backends()),
                          [](const ::testing::TestParamInfo<Backend>& i) {
                              return std::string(i.param == Backend::Etcd ? "etcd" : "zookeeper");

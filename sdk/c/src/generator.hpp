@@ -50,6 +50,10 @@ struct Settings {
 
 // The id space's clock: milliseconds since the epoch (floor).
 int64_t id_ms(const Settings& s) noexcept;
+// Tests only (test/sdk/clock_test.cpp, linked with the static library): the
+// id space's clock moved by offset_ms (a step back is negative). Not
+// exported from the shared library.
+void set_clock_offset_for_tests(int64_t offset_ms) noexcept;
 int64_t boottime_ns() noexcept;
 int64_t monotonic_ns() noexcept;
 
@@ -78,6 +82,7 @@ struct sf_generator {
     snowflake::core::Counters counters;
     bool stopping = false;  // sf_close has begun: the background thread ends
     bool forked = false;    // this is a fork child's copy: the parent's lease and file are not ours
+    int32_t waiters = 0;    // threads in sf_wait_ready: sf_close ends their wait and frees after them
     pid_t owner_pid = 0;
 
     // Static worker id: the mark file (flock held for the generator's life).

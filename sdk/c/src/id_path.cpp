@@ -12,7 +12,6 @@
 #include "core/layout.hpp"
 #include "core/time.hpp"
 
-#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -21,10 +20,17 @@
 
 namespace snowflake::sdk {
 
+namespace {
+std::atomic<int64_t> g_clock_offset_us{0};  // set_clock_offset_for_tests(); 0 but in tests
+}  // namespace
+
+void set_clock_offset_for_tests(int64_t offset_ms) noexcept { g_clock_offset_us.store(offset_ms * 1000); }
+
 int64_t id_ms(const Settings& s) noexcept {
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    const int64_t us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    const int64_t us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000 +
+                       g_clock_offset_us.load(std::memory_order_relaxed);
     return core::floor_div(us - s.epoch_unix_us, 1000);
 }
 
@@ -55,10 +61,14 @@ void wait_until_ms(const sf_generator* g, int64_t target_ms) noexcept {
     for (;;) {
         const int64_t now = id_ms(g->settings);
         if (now >= target_ms || now < start) return;
-        if (target_ms - now > 2)
-            std::this_thread::sleep_for(std::chrono::milliseconds(target_ms - now - 1));
+        // Sleeps while more than two milliseconds are left; spins through
+        // the rest (a yield could give the processor away for a whole time
+        // slice, and with it the next millisecond's ids).
+        if (target_ms - now > 2) std::this_thread::sleep_for(std::chrono::milliseconds(target_ms - now - 1));
+#if defined(__x86_64__) || defined(__i386__)
         else
-            sched_yield();
+            __builtin_ia32_pause();
+#endif
     }
 }
 

@@ -103,6 +103,12 @@ public:
         g_->floor_ms = start;
         g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
         g_->lease_worker = worker;
+        // The tenure's first reservation is asked for at once (the clock
+        // reached), so that the first ids need not wait for its write.
+        const int64_t now = sdk::id_ms(g_->settings);
+        int64_t d = g_->demand_ms.load();
+        while (d < now && !g_->demand_ms.compare_exchange_weak(d, now)) {
+        }
         g_->cv.notify_all();
     }
     int64_t fence_ids() noexcept override {
@@ -175,6 +181,8 @@ private:
 namespace {
 
 std::once_flag g_curl_once;
+std::atomic<CoordinatorFactory> g_factory{nullptr};
+std::atomic<void*> g_factory_arg{nullptr};
 
 // The worker key's identity of this process: an application process
 // (core::NodeIdentity::runtime), this run's random instance.
@@ -200,6 +208,7 @@ core::NodeIdentity identity(const Settings& s) noexcept {
 }
 
 std::unique_ptr<core::Coordinator> coordinator(const Settings& s) noexcept {
+    if (CoordinatorFactory f = g_factory.load()) return f(g_factory_arg.load());
     if (!s.zookeeper_hosts.empty()) {
         zk::Options o;
         o.hosts = s.zookeeper_hosts;
@@ -229,6 +238,11 @@ bool start_runner(sf_generator* g) noexcept {
 }
 
 }  // namespace
+
+void set_coordinator_factory(CoordinatorFactory f, void* arg) noexcept {
+    g_factory_arg.store(arg);
+    g_factory.store(f);
+}
 
 void wake_runner(sf_generator* g) noexcept {
     if (g->runner != nullptr) g->runner->wake();

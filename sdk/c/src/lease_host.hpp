@@ -5,6 +5,10 @@
 
 #include "generator.hpp"
 
+#include "core/coordinator.hpp"
+
+#include <memory>
+
 namespace snowflake::sdk {
 
 // sf_open with a coordinator: the driver and its thread started (ids fail
@@ -21,5 +25,12 @@ bool start_child_lease(sf_generator* g) noexcept;
 // g->mu held: a caller waits for the coordinator's reservation; the
 // background thread takes its next turn at once.
 void wake_runner(sf_generator* g) noexcept;
+
+// Tests only (test/sdk/fake_coordinator_test.cpp, linked with the static
+// library): every lease from now on is taken from the coordinator f makes
+// (an in-memory one) instead of etcd's or ZooKeeper's; null restores them.
+// Not exported from the shared library.
+using CoordinatorFactory = std::unique_ptr<core::Coordinator> (*)(void* arg);
+void set_coordinator_factory(CoordinatorFactory f, void* arg) noexcept;
 
 }  // namespace snowflake::sdk

@@ -230,6 +230,18 @@ sf_code sf_wait_ready(sf_generator* gen, int32_t timeout_ms) {
                          "Pass the generator sf_open() returned and a timeout in milliseconds.");
     const int64_t until_ns = sdk::monotonic_ns() + int64_t{timeout_ms} * 1000000;
     std::unique_lock<std::mutex> lock(gen->mu);
+    // Counted, so that sf_close, which ends the wait (SF_ERR_CLOSED), frees
+    // the generator only once this thread has left it.
+    struct Waiter {
+        sf_generator* g;
+        std::unique_lock<std::mutex>& lock;
+        ~Waiter() {
+            if (!lock.owns_lock()) lock.lock();
+            g->waiters--;
+            g->cv.notify_all();
+        }
+    } waiter{gen, lock};
+    gen->waiters++;
     for (;;) {
         if (gen->stopping)
             return sdk::fail(SF_ERR_CLOSED, "the generator is closed", nullptr, "Open a new generator.");
@@ -314,10 +326,26 @@ sf_code sf_status(sf_generator* gen, sf_stats* out) {
     return sdk::ok();
 }
 
+namespace snowflake::sdk {
+namespace {
+
+// sf_close, once ids are stopped: wakes every sf_wait_ready (it returns
+// SF_ERR_CLOSED) and waits until they have left the generator.
+void drain_waiters(sf_generator* g) noexcept {
+    std::unique_lock<std::mutex> lock(g->mu);
+    g->stopping = true;
+    g->cv.notify_all();
+    g->cv.wait(lock, [g] { return g->waiters == 0; });
+}
+
+}  // namespace
+}  // namespace snowflake::sdk
+
 sf_code sf_close(sf_generator* gen) {
     if (gen == nullptr) return sdk::ok();
     sdk::unregister_generator(gen);
     if (gen->forked) {  // a fork child that never leased: its parent's lease and file are not its own
+        sdk::drain_waiters(gen);
         if (gen->mark_fd >= 0) close(gen->mark_fd);
         gen->mark_fd = -1;
         delete gen;
@@ -325,6 +353,7 @@ sf_code sf_close(sf_generator* gen) {
     }
     if (gen->settings.mode == sdk::Mode::Leased) {
         const bool clean = sdk::close_leased(gen);
+        sdk::drain_waiters(gen);
         delete gen;
         if (!clean)
             return sdk::fail(SF_ERR_NO_LEASE, "the lease could not be ended cleanly",
@@ -347,6 +376,7 @@ sf_code sf_close(sf_generator* gen) {
         delete gen->thread;
         gen->thread = nullptr;
     }
+    sdk::drain_waiters(gen);
     // The exact mark: the last id's millisecond (never below what was
     // reserved at start, the tenure's start).
     const std::string err = sdk::write_mark(gen, last_ms, true);
