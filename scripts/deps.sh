@@ -48,6 +48,7 @@ PACKAGES=(
     groff-base                                      # inspect tests: the man page renders without warnings
     nftables                                        # nemesis suite: partitions (its clients use python3-psycopg2, above)
     haproxy                                         # test/haproxy.sh: the load balancer of docs/haproxy/haproxy.cfg
+    gunicorn                                        # test/sdk_python.sh: a preloading server forking workers
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix
