@@ -14,12 +14,16 @@ from helpers import error_of, in_fork
 ETCD = os.environ.get("SNOWFLAKE_TEST_ETCD")
 
 
-def child_leases(gen, queue):
+def child_leases(gen, queue, release):
     try:
         first = error_of(gen.next_id)
         gen.wait_ready(20)
         i = gen.next_id()
         queue.put((first, snowflake_ids.decode(i).worker_id, gen.stats()["pid"]))
+        # Held until the parent has every child's answer: a child that closed
+        # at once would free its id for the next one (the same id twice in the
+        # answers, rightly: one after the other).
+        release.wait(60)
         gen.close()  # the child's own lease ends now
     except BaseException as e:  # reported, not lost in the child
         queue.put(("failed", repr(e), None))
@@ -134,10 +138,12 @@ class EtcdTest(unittest.TestCase):
         parent_worker = gen.stats()["worker_id"]
         ctx = multiprocessing.get_context("fork")
         queue = ctx.Queue()
-        procs = [ctx.Process(target=child_leases, args=(gen, queue)) for _ in range(2)]
+        release = ctx.Event()
+        procs = [ctx.Process(target=child_leases, args=(gen, queue, release)) for _ in range(2)]
         for p in procs:
             p.start()
         results = [queue.get(timeout=60) for _ in procs]
+        release.set()
         for p in procs:
             p.join(60)
             self.assertEqual(p.exitcode, 0)
