@@ -232,6 +232,7 @@ class IdBuffer {
 
     _detail() {
         return this._nodes.map((n) => `${n.name}: ${n.up ? 'up' : 'left out'}` +
+            (n.inflight ? `, ${n.inflight} request(s) in flight` : '') +
             (n.lastError ? ` (last error: ${n.lastError})` : '')).join('; ');
     }
 

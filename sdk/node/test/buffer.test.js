@@ -342,6 +342,7 @@ test('every wait is bounded: a node that never answers ends in 57014 within the 
     try {
         const e = await rejectsWith(buf.nextId({ timeout: 200 }), '57014', 'NOT_READY');
         assert.match(e.message, /200 ms/);
+        assert.match(e.detail, /1 request\(s\) in flight/);
     } finally {
         await buf.close();
         await hung.close();

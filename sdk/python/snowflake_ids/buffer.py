@@ -320,8 +320,9 @@ class IdBuffer:
         return ClosedError("the ID buffer is closed", hint="Make a new IdBuffer.")
 
     def _detail(self):
-        return "; ".join("%s: %s%s" % (n.name, "up" if n.up else "left out",
-                                       " (last error: %s)" % n.last_error if n.last_error else "")
+        return "; ".join("%s: %s%s%s" % (n.name, "up" if n.up else "left out",
+                                         ", %d request(s) in flight" % n.inflight if n.inflight else "",
+                                         " (last error: %s)" % n.last_error if n.last_error else "")
                          for n in self._nodes)
 
     def _timeout_error(self, wait):

@@ -348,6 +348,7 @@ class BufferTest(unittest.TestCase):
         b = self.buffer(hung.url, timeout=60)
         e = self.assertError(snowflake_ids.NotReadyError, "57014", lambda: b.next_id(timeout=0.2))
         self.assertIsInstance(e, TimeoutError)
+        self.assertIn("1 request(s) in flight", e.detail)
         b.close()
 
     def test_a_fork_child_never_hands_out_its_parents_ids(self):
