@@ -320,7 +320,15 @@ class IdBuffer {
         const a = ok[i];
         const b = ok[j];
         if (a.inflight !== b.inflight) return a.inflight < b.inflight ? a : b;
-        return a.latencyMs <= b.latencyMs ? a : b;
+        // The clearly faster one (under half the other's recent latency),
+        // else either; the one not taken has its latency decay, so that a
+        // node once slow is tried again rather than never.
+        let win = Math.random() < 0.5 ? a : b;
+        if (a.latencyMs < b.latencyMs / 2) win = a;
+        else if (b.latencyMs < a.latencyMs / 2) win = b;
+        const lose = win === a ? b : a;
+        lose.latencyMs *= 0.9;
+        return win;
     }
 
     _sleep(ms) {

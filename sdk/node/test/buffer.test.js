@@ -296,8 +296,15 @@ test('a slowloris node (an answer that never completes) is cut at timeoutMs and 
 
 test('a refused port is left out; the ids come from the other node', async () => {
     const good = await fakeNode();
-    const buf = new IdBuffer({ urls: [await deadPort(), good.url], minBatch: 10 });
+    const buf = new IdBuffer({ urls: [await deadPort(), good.url], minBatch: 10, maxBatch: 10 });
     try {
+        // Until the buffer has tried the dead port (each refill draws which
+        // node it asks): every id is the good node's meanwhile.
+        let n = 0;
+        while (buf.stats().nodes[0].failures === 0) {
+            assert.ok(++n < 100000, 'the dead port was never tried');
+            assert.ok(good.issued.has(await buf.nextId({ timeout: 5000 })));
+        }
         for (let i = 0; i < 100; i++) assert.ok(good.issued.has(await buf.nextId({ timeout: 5000 })));
         const dead = buf.stats().nodes[0];
         assert.equal(dead.up, false);
@@ -308,12 +315,14 @@ test('a refused port is left out; the ids come from the other node', async () =>
     }
 });
 
-test('several nodes share the refills (power of two choices)', async () => {
-    const nodes = await Promise.all([fakeNode(), fakeNode(), fakeNode()]);
+test('several nodes share the refills (power of two choices); a slow node is not starved', async () => {
+    const slow = await fakeNode((req, res, url, dflt) => setTimeout(() => dflt(req, res, url), 20));
+    const nodes = [slow, await fakeNode(), await fakeNode()];
     const buf = new IdBuffer({ urls: nodes.map((n) => n.url), minBatch: 10, maxBatch: 10 });
     try {
-        for (let i = 0; i < 600; i++) await buf.nextId();
+        for (let i = 0; i < 2000; i++) await buf.nextId();
         for (const n of nodes) assert.ok(n.batches().length > 0, `${n.url} was asked`);
+        assert.ok(slow.batches().length >= 2, `the slow node was asked ${slow.batches().length} time(s)`);
     } finally {
         await buf.close();
         for (const n of nodes) await n.close();

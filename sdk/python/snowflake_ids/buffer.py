@@ -379,7 +379,16 @@ class IdBuffer:
         a, b = random.sample(ok, 2)
         if a.inflight != b.inflight:
             return a if a.inflight < b.inflight else b
-        return a if a.latency <= b.latency else b
+        # The clearly faster one (under half the other's recent latency), else
+        # either; the one not taken has its latency decay, so that a node once
+        # slow is tried again rather than never.
+        win, lose = (a, b) if random.random() < 0.5 else (b, a)
+        if a.latency < b.latency / 2:
+            win, lose = a, b
+        elif b.latency < a.latency / 2:
+            win, lose = b, a
+        lose.latency *= 0.9
+        return win
 
     def _refiller(self):
         cond = self._cond

@@ -305,20 +305,32 @@ class BufferTest(unittest.TestCase):
 
     def test_a_refused_port_is_left_out(self):
         good = self.node()
-        b = self.buffer([dead_url(), good.url], min_batch=10)
+        b = self.buffer([dead_url(), good.url], min_batch=10, max_batch=10)
+        # Until the buffer has tried the dead port (each refill draws which
+        # node it asks): every id is the good node's meanwhile.
+        n = 0
+        while b.stats()["nodes"][0]["failures"] == 0:
+            n += 1
+            self.assertLess(n, 100000, "the dead port was never tried")
+            self.assertIn(b.next_id(timeout=5), good.issued)
         for _ in range(100):
             self.assertIn(b.next_id(timeout=5), good.issued)
         dead = b.stats()["nodes"][0]
         self.assertFalse(dead["up"])
         self.assertGreaterEqual(dead["failures"], 1)
 
-    def test_several_nodes_share_the_refills(self):
-        nodes = [self.node() for _ in range(3)]
+    def test_several_nodes_share_the_refills_and_a_slow_one_is_not_starved(self):
+        def slow_handler(node, h, path, q):
+            time.sleep(0.02)
+            FakeNode.default(node, h, path, q)
+        slow = self.node(slow_handler)
+        nodes = [slow, self.node(), self.node()]
         b = self.buffer([n.url for n in nodes], min_batch=10, max_batch=10)
-        for _ in range(600):
+        for _ in range(2000):
             b.next_id()
         for n in nodes:
             self.assertTrue(n.batches(), n.url + " was asked")
+        self.assertGreaterEqual(len(slow.batches()), 2, "the slow node was asked again")
 
     def test_close_ends_a_wait_at_once(self):
         hung = self.node(lambda node, h, path, q: time.sleep(30))
