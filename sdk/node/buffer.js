@@ -274,17 +274,17 @@ class IdBuffer {
 
     _maybeRefill() {
         if (this._closed || this._refilling || this._spare) return;
+        if (this._authError && Date.now() < this._authUntil) return;
         if (this._cur.length - this._pos >= this._refillLevel() && this._waiters.length === 0) return;
         this._refilling = this._refill().catch((e) => {
             this._lastError = e;
         }).finally(() => {
             this._refilling = null;
-            // Waiters still there (their ids went to others), or an auth
-            // error's pause: go on.
-            if (!this._closed && (this._waiters.length > 0 || this.available < this._refillLevel())) {
-                const later = this._authUntil - Date.now();
-                if (later > 0) setTimeout(() => this._maybeRefill(), later).unref();
-                else this._maybeRefill();
+            // Waiters still there (their ids went to others): go on. After a
+            // 401 or 403, nothing more until a caller asks again.
+            if (!this._closed && !this._authError &&
+                (this._waiters.length > 0 || this.available < this._refillLevel())) {
+                this._maybeRefill();
             }
         });
     }

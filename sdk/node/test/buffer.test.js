@@ -196,7 +196,10 @@ test('a 401 is an error with SQLSTATE 28000 and a hint about the token, never an
         const e = await rejectsWith(buf.nextId({ timeout: 5000 }), '28000', 'AUTH');
         assert.match(e.hint, /token/);
         assert.match(e.message, /401/);
+        // Within a second of it: the same error at once, without a request.
         await rejectsWith(buf.nextId({ timeout: 5000 }), '28000', 'AUTH');
+        assert.equal(buf.tryNextId(), undefined);
+        assert.equal(node.requests.length, 1);
     } finally {
         await buf.close();
         await node.close();

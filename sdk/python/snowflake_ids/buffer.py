@@ -202,6 +202,7 @@ class IdBuffer:
         self._last_error = None
         self._auth_error = None
         self._auth_until = 0.0
+        self._asked = False  # try_next_id() found the buffer empty
         self._socks = set()  # the sockets of requests in flight, which close() cuts
         self._threads = []
         self._pid = os.getpid()
@@ -244,6 +245,7 @@ class IdBuffer:
             if self._closed:
                 raise self._closed_error()
             if self._available() == 0:
+                self._asked = True
                 self._cond.notify_all()
                 return None
             return self._take()
@@ -368,6 +370,7 @@ class IdBuffer:
             self._spare = ids
         self._refills += 1
         self._failed = False
+        self._asked = False
         self._auth_error = None
         self._cond.notify_all()
 
@@ -394,7 +397,9 @@ class IdBuffer:
         cond = self._cond
         while True:
             with cond:
-                while not self._closed and (not self._needs_refill() or time.monotonic() < self._auth_until):
+                while not self._closed and (not self._needs_refill() or time.monotonic() < self._auth_until or (
+                        self._auth_error is not None and self._waiters == 0 and not self._asked)):
+                    # After a 401 or 403: nothing more until a caller asks again.
                     if time.monotonic() < self._auth_until:
                         cond.wait(self._auth_until - time.monotonic())
                     else:
@@ -427,6 +432,7 @@ class IdBuffer:
                 elif isinstance(err, AuthError):
                     self._last_error = self._auth_error = err
                     self._auth_until = time.monotonic() + 1.0
+                    self._asked = False
                     cond.notify_all()
                 elif isinstance(err, _RetryAfter):
                     self._last_error = err

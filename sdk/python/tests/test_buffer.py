@@ -233,7 +233,9 @@ class BufferTest(unittest.TestCase):
         self.assertIn("token", e.hint)
         self.assertIn("401", e.message)
         self.assertIsInstance(e, PermissionError)
+        # Within a second of it: the same error at once, without a request.
         self.assertError(snowflake_ids.AuthError, "28000", lambda: b.next_id(timeout=5))
+        self.assertEqual(len(n.requests), 1)
 
     def test_a_429_is_honoured_until_its_retry_after(self):
         refused = []
