@@ -4,7 +4,9 @@
 # loopback ports in a temporary directory, runs /usr/bin/python3 -m unittest
 # discover sdk/python/tests against them (a static worker id with a mark file,
 # errors, close, the context manager, os.fork() and multiprocessing; leasing
-# from etcd and from ZooKeeper: none of the tests may be skipped), then
+# from etcd and from ZooKeeper; the ID buffer against fake nodes, and
+# imported from a copy of the package without _native: none of the tests
+# may be skipped), then
 # installs the package from the checkout with pip (offline) into a virtual
 # environment and uses it there. Stops both servers (by pid) and removes the
 # directory, pass or fail.
@@ -62,6 +64,8 @@ assert snowflake_ids.__file__.startswith(sys.argv[1] + "/venv/"), snowflake_ids.
 with snowflake_ids.Generator(worker_id=3, mark_file=sys.argv[1] + "/mark") as g:
     i = g.next_id()
 assert snowflake_ids.decode(i).worker_id == 3
+from snowflake_ids.buffer import IdBuffer
+assert IdBuffer is snowflake_ids.IdBuffer
 print(snowflake_ids.__file__, i)' "$dir"); then
     echo "ok - pip install of the checkout's sdk/python: $out"
 else

@@ -51,10 +51,13 @@ export interface GeneratorStats {
 
 export type SnowflakeErrorReason =
     | 'CLOCK_BEHIND' | 'CLOCK_RANGE' | 'NO_LEASE' | 'CLOCK_UNSYNC' | 'INVALID' | 'NOT_READY'
-    | 'CLOSED' | 'FLEET' | 'MARK_FILE' | 'MARK_LOCKED' | 'NO_MEMORY';
+    | 'CLOSED' | 'FLEET' | 'MARK_FILE' | 'MARK_LOCKED' | 'NO_MEMORY'
+    // the ID buffer's (buffer.d.ts)
+    | 'AUTH' | 'UNAVAILABLE' | 'PROTOCOL';
 
 export class SnowflakeError extends Error {
-    /** The SQLSTATE: 'SF001', 'SF003', '22023', '57014', '55000', '58030', '55006', '53200'. */
+    /** The SQLSTATE: 'SF001', 'SF003', '22023', '57014', '55000', '58030', '55006', '53200';
+     *  the ID buffer's '28000', '08006', '08P01'. */
     code: string;
     sqlstate: string;
     reason: SnowflakeErrorReason;
@@ -77,5 +80,7 @@ export class Generator {
     readonly closed: boolean;
     close(): Promise<void>;
 }
+
+export { IdBuffer, IdBufferOptions } from './buffer';
 
 export const version: string;

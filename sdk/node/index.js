@@ -1,24 +1,18 @@
 // snowflake-ids for Node.js: the embedded generator of snowflake ids
 // (libsnowflake_ids, sdk/c/include/snowflake_ids.h) through a Node-API addon
 // (src/addon.cpp, built by `make sdk` or `npm install` into build/).
-// This file checks and normalizes options, defines the error class and
-// decode's handling of epochs; the addon does the rest. docs/sdk.md#nodejs.
+// This file checks and normalizes options and decode's handling of epochs;
+// the addon does the rest. The error class is errors.js's, and the ID buffer
+// (buffer.js, also require('snowflake-ids/buffer') without the addon) is
+// exported here too. docs/sdk.md#nodejs.
 'use strict';
 
 const path = require('path');
 
+const { SnowflakeError } = require('./errors');
+
 const native = require(path.join(__dirname, 'build', 'snowflake_ids.node'));
 
-// Every error of this package: code is the SQLSTATE ('SF003', '22023', ...),
-// as the extension's SQL functions raise them; reason names the library's
-// sf_code ('NO_LEASE', 'CLOSED', ...: 55000 is both 'CLOSED' and 'FLEET');
-// hint says what to do, detail states the facts (either may be undefined).
-class SnowflakeError extends Error {
-    constructor(message) {
-        super(message);
-        this.name = 'SnowflakeError';
-    }
-}
 native.setErrorClass(SnowflakeError);
 
 function configError(message, hint) {
@@ -202,4 +196,4 @@ class Generator {
     }
 }
 
-module.exports = { Generator, SnowflakeError, version: native.version };
+module.exports = { Generator, SnowflakeError, IdBuffer: require('./buffer').IdBuffer, version: native.version };
