@@ -15,33 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-. test/lib/etcd.sh
-. test/lib/zookeeper.sh
-if [ ! -x "$ETCD_BIN" ]; then
-    echo "sdk_node: $ETCD_BIN not found; install etcd-server (make deps)" >&2
-    exit 1
-fi
+. test/lib/coordinators.sh
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk-node
-
-dir=$(mktemp -d /tmp/snowflake-sdk-node.XXXXXX)
-cleanup() {
-    zk_stop
-    etcd_stop
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-if ! etcd_start 1 "$dir"; then
-    echo "sdk_node: could not start etcd" >&2
-    exit 1
-fi
-export SNOWFLAKE_TEST_ETCD=${ETCD_URLS[0]}
-if ! zk_start 1 "$dir/zk"; then
-    echo "sdk_node: could not start ZooKeeper" >&2
-    exit 1
-fi
-export SNOWFLAKE_TEST_ZK=$ZK_HOSTS
-echo "sdk_node: $(node --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]}), ZooKeeper at $ZK_HOSTS (pid ${ZK_PIDS[0]})"
+coordinators_start sdk_node
+dir=$COORD_DIR
+echo "sdk_node: $(node --version)"
 
 rc=0
 node --test --test-reporter=tap sdk/node/test/ | tee "$dir/node-test.out" || rc=$?

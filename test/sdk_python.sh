@@ -17,33 +17,11 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 PY=/usr/bin/python3
 
-. test/lib/etcd.sh
-. test/lib/zookeeper.sh
-if [ ! -x "$ETCD_BIN" ]; then
-    echo "sdk_python: $ETCD_BIN not found; install etcd-server (make deps)" >&2
-    exit 1
-fi
+. test/lib/coordinators.sh
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk-python
-
-dir=$(mktemp -d /tmp/snowflake-sdk-python.XXXXXX)
-cleanup() {
-    zk_stop
-    etcd_stop
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-if ! etcd_start 1 "$dir"; then
-    echo "sdk_python: could not start etcd" >&2
-    exit 1
-fi
-export SNOWFLAKE_TEST_ETCD=${ETCD_URLS[0]}
-if ! zk_start 1 "$dir/zk"; then
-    echo "sdk_python: could not start ZooKeeper" >&2
-    exit 1
-fi
-export SNOWFLAKE_TEST_ZK=$ZK_HOSTS
-echo "sdk_python: $($PY --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]}), ZooKeeper at $ZK_HOSTS (pid ${ZK_PIDS[0]})"
+coordinators_start sdk_python
+dir=$COORD_DIR
+echo "sdk_python: $($PY --version)"
 
 rc=0
 PYTHONPATH="$root/sdk/python" $PY -m unittest discover -v -s sdk/python/tests 2>&1 | tee "$dir/unittest.out" ||
