@@ -247,6 +247,29 @@ got="$(complete_words snowflake-inspect --fo)|$(complete_words snowflake-inspect
 report "$([ "$got" = "--format=|base32 base62|decimal base32 base62|--text-forms" ] && echo 1)" \
     "bash completion: --format and its formats, --text-forms" "got $got"
 
+# make install-inspect-links: the installed command and man page linked where
+# a shell and man look (into a scratch DESTDIR here).
+if [ -n "${PG_CONFIG:-}" ] && [ -x "$("$PG_CONFIG" --bindir)/snowflake-inspect" ]; then
+    links=$WORK/links
+    rc=0
+    make -s install-inspect-links DESTDIR="$links" LINK_PREFIX=/usr/local >"$WORK/make.out" 2>&1 || rc=$?
+    got="$rc|$(readlink "$links/usr/local/bin/snowflake-inspect")|$(readlink "$links/usr/local/share/man/man1/snowflake-inspect.1")"
+    want="0|$("$PG_CONFIG" --bindir)/snowflake-inspect|$("$PG_CONFIG" --mandir)/man1/snowflake-inspect.1"
+    report "$([ "$got" = "$want" ] && echo 1)" "make install-inspect-links: the command and the man page linked" "got $got; want $want; $(cat "$WORK/make.out")"
+    out=$(PATH="$links/usr/local/bin:/usr/bin:/bin" sh -c 'command -v snowflake-inspect && snowflake-inspect 1' 2>&1 || true)
+    report "$([ "$out" = "$links/usr/local/bin/snowflake-inspect"$'\n'"1 time=2025-01-01T00:00:00.000Z worker=0 sequence=1" ] && echo 1)" \
+        "... the link on the PATH runs the installed command" "$out"
+    if command -v man >/dev/null; then
+        out=$(MANPATH="$links/usr/local/share/man" man -w snowflake-inspect 2>&1 || true)
+        # man-db names the page the link leads to.
+        report "$([ "$out" = "$links/usr/local/share/man/man1/snowflake-inspect.1" ] \
+                   || [ "$out" = "$("$PG_CONFIG" --mandir)/man1/snowflake-inspect.1" ] && echo 1)" \
+            "... man finds the page through the link's man directory" "$out"
+    fi
+else
+    echo "# PG_CONFIG unset or snowflake-inspect not installed: make install-inspect-links not checked"
+fi
+
 # ---------------------------------------------------------------------------
 # 2. Agreement with the SQL decoders
 
