@@ -41,7 +41,7 @@ struct Request {
     int query_name_count = 0;
     int count_occurrences = 0;    // of "count" in the query
     const char* count = nullptr;  // the first count's value
-    int format_occurrences = 0;    // of "format" in the query
+    int format_occurrences = 0;   // of "format" in the query
     const char* format = nullptr;  // the first format's value
 };
 

@@ -233,7 +233,8 @@ Request parse_args(int argc, const char* const* argv) noexcept {
                         return usage(std::string("option -") + o + " needs a value");
                     }
                     std::string message;
-                    if (!(o == 'e' ? set_epoch(value, &message) : set_format(value, &message))) return usage(message);
+                    if (!(o == 'e' ? set_epoch(value, &message) : set_format(value, &message)))
+                        return usage(message);
                     break;
                 } else {
                     return usage("unknown option \"-" + std::string(1, o) + "\" in \"" + std::string(a) + "\"");

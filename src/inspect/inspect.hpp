@@ -45,7 +45,7 @@ struct Request {
     // --format: the text format of the ids given (decimal by default; base32
     // or base62 only when named: never guessed from the characters)
     core::TextFormat id_format = core::TextFormat::Decimal;
-    bool text_forms = false;         // --text-forms: show each id's base32 and base62 text
+    bool text_forms = false;  // --text-forms: show each id's base32 and base62 text
 };
 
 // --from-timestamp TIME (Action::Compose): the smallest id any node can issue

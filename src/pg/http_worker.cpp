@@ -217,9 +217,7 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
                 if (uuids_batch(r, count)) request_stats.add_uuids(count);
             }
             return;
-        case http::Endpoint::IdDecode:
-            decode(r, route.id_text, d.format);
-            return;
+        case http::Endpoint::IdDecode: decode(r, route.id_text, d.format); return;
         case http::Endpoint::Livez:
             livez(r);
             return;

@@ -175,9 +175,10 @@ TEST(HttpJson, Decoded) {
                                        encode_id(id, TextFormat::Base62) + "\"}");
     // The documented example (docs/reference.md, HTTP API).
     const size_t m = format_decoded_json(buf, sizeof(buf), 252752938651381760, epoch_ms);
-    EXPECT_EQ(std::string(buf, m),
-              "{\"id\":\"252752938651381760\",\"timestamp\":\"2026-11-29T11:09:56.497Z\",\"worker_id\":7,"
-              "\"sequence\":0,\"ms_since_epoch\":60260996497,\"base32\":\"070FNENJ40W00\",\"base62\":\"0IfbtDtw5i4\"}");
+    EXPECT_EQ(
+        std::string(buf, m),
+        "{\"id\":\"252752938651381760\",\"timestamp\":\"2026-11-29T11:09:56.497Z\",\"worker_id\":7,"
+        "\"sequence\":0,\"ms_since_epoch\":60260996497,\"base32\":\"070FNENJ40W00\",\"base62\":\"0IfbtDtw5i4\"}");
     // The largest id fits the worker's buffer many times over.
     EXPECT_GT(format_decoded_json(buf, sizeof(buf), INT64_MAX, epoch_ms), 0u);
     EXPECT_EQ(format_decoded_json(buf, 20, INT64_MAX, epoch_ms), 0u) << "too small: nothing, not a cut document";
@@ -191,7 +192,8 @@ TEST(HttpJson, IdsInATextFormat) {
     n = format_ids_json(buf, sizeof(buf), ids, 3, TextFormat::Base62);
     EXPECT_EQ(std::string(buf, n), "{\"ids\":[\"0IfbtDtw5i4\",\"0IfbtDtw5i5\",\"AzL8n0Y58m7\"]}");
     n = format_ids_json(buf, sizeof(buf), ids, 3, TextFormat::Decimal);
-    EXPECT_EQ(std::string(buf, n), "{\"ids\":[\"252752938651381760\",\"252752938651381761\",\"9223372036854775807\"]}");
+    EXPECT_EQ(std::string(buf, n),
+              "{\"ids\":[\"252752938651381760\",\"252752938651381761\",\"9223372036854775807\"]}");
     EXPECT_EQ(format_ids_json(buf, sizeof(buf) - 1, ids, 3, TextFormat::Base62), 0u);
     // The decimal capacity holds the longest batch in every format.
     std::vector<int64_t> many(kMaxCount, INT64_MAX);
@@ -223,7 +225,8 @@ TEST(HttpIdText, EachFormatNamedNeverGuessed) {
     EXPECT_STREQ(b.detail, "The text as a whole: a base32 id is 13 characters (hyphens aside).");
     IdTextError u;
     EXPECT_FALSE(parse_id_text("070FNENJ40W0U", TextFormat::Base32, &id, &u));
-    EXPECT_STREQ(u.detail, "At character 13: not a character of Crockford's base32 (0-9 and A-Z without I, L, O, U).");
+    EXPECT_STREQ(u.detail,
+                 "At character 13: not a character of Crockford's base32 (0-9 and A-Z without I, L, O, U).");
     IdTextError s;
     EXPECT_FALSE(parse_id_text("0IfbtDtw5i-", TextFormat::Base62, &id, &s));
     EXPECT_STREQ(s.message, "invalid base62 id");

@@ -498,7 +498,8 @@ TEST(InspectTextIds, DecodedOnlyInTheFormatNamed) {
               "not a base62 id: the value is above 2^63 - 1, the largest id");
     EXPECT_EQ(decode_token("870FNENJ40W00", kDefaultEpochUs, core::TextFormat::Base32).kind, Kind::Invalid);
     // A UUID is a UUID in every format (no id of any format has 32 digits).
-    const Decoded u = decode_token("01a22700-f63a-78f3-a26f-1db9e426f23a", kDefaultEpochUs, core::TextFormat::Base62);
+    const Decoded u = decode_token("01a22700-f63a-78f3-a26f-1db9e426f23a", kDefaultEpochUs,
+                                   core::TextFormat::Base62);
     EXPECT_EQ(u.kind, Kind::Uuid);
     EXPECT_EQ(format_text(u), format_text(decode("01a22700-f63a-78f3-a26f-1db9e426f23a")));
 }
@@ -518,7 +519,8 @@ TEST(InspectTextIds, TextForms) {
     Decoded tw = decode("1");
     add_preset_fields(&tw, Preset::Twitter);
     add_text_forms(&tw);
-    EXPECT_NE(format_json(tw).find("\"datacenter_worker\":0,\"base32\":\"0000000000001\",\"base62\":\"00000000001\"}"),
+    EXPECT_NE(format_json(tw).find(
+                  "\"datacenter_worker\":0,\"base32\":\"0000000000001\",\"base62\":\"00000000001\"}"),
               std::string::npos)
         << format_json(tw);
     // Nothing for UUIDs and invalid input.

@@ -142,7 +142,8 @@ TEST(TextId, IdsRoundTripAndSortAsTheirValues) {
     EXPECT_EQ(std::string(buf, 19), "9223372036854775807");
     EXPECT_EQ(core::write_id_text(buf, sizeof(buf), 0, core::TextFormat::Decimal), 1u);
     EXPECT_EQ(core::write_id_text(buf, sizeof(buf), -1, core::TextFormat::Base62), 0u);
-    EXPECT_EQ(core::write_id_text(buf, sizeof(buf) - 1, 5, core::TextFormat::Base62), 0u) << "room for any id, or none";
+    EXPECT_EQ(core::write_id_text(buf, sizeof(buf) - 1, 5, core::TextFormat::Base62), 0u)
+        << "room for any id, or none";
 }
 
 TEST(TextId, Base32DecodesLenientlyAsCrockfordSays) {
