@@ -61,8 +61,8 @@ Decision check_request(const Request& rq, const Access& a) noexcept {
     }
     if (e == Endpoint::NotFound) {
         refuse(&d, Check::Route, 404, "42704", "no such path",
-               "Paths: /v1/ids/batch?count=N, /v1/ids/{id}, /v1/uuids/batch?count=N, /livez, "
-               "/readyz (or /healthz), /metrics.");
+               "Paths: /v1/ids/batch?count=N&format=F, /v1/ids/{id}?format=F, /v1/uuids/batch?count=N, "
+               "/livez, /readyz (or /healthz), /metrics; F is decimal (the default), base32 or base62.");
         return d;
     }
     if (!rq.route.method_allowed) {

@@ -224,6 +224,11 @@ TEST(HttpRequest, TheFormat) {
     EXPECT_EQ(t.failed, Check::Query);
     EXPECT_STREQ(t.refusal.message, "query parameter \"format\" is given more than once");
     EXPECT_STREQ(t.refusal.hint, "This path takes two parameters, count and format, each at most once.");
+    // An unknown path's hint lists the paths with their parameters.
+    Case nowhere(1u << 3);
+    const std::string hint = check_request(nowhere.request, nowhere.access).refusal.hint;
+    EXPECT_NE(hint.find("/v1/ids/batch?count=N&format=F"), std::string::npos) << hint;
+    EXPECT_NE(hint.find("/v1/ids/{id}?format=F"), std::string::npos) << hint;
 }
 
 TEST(HttpTokens, TheTokenFileIsCheckedInOrder) {
