@@ -32,7 +32,13 @@
 # and `make install` installs it into $(pg_config --bindir) beside the server
 # programs (PGXS SCRIPTS_built: installed with mode 755, removed by clean),
 # its man page into $(pg_config --mandir)/man1 and its bash completion into
-# $(pg_config --sharedir)/bash-completion.
+# $(pg_config --sharedir)/bash-completion, and says so when that bindir is not
+# on the PATH or that mandir not on man's path (Debian's PostgreSQL: neither).
+#   make install-inspect-links  links the command into $(LINK_PREFIX)/bin and
+#                   its man page into $(LINK_PREFIX)/share/man/man1 (default
+#                   /usr/local: on the PATH and man's path); uninstall-inspect-links
+#                   removes them. The Debian packages need neither: the package
+#                   snowflake-inspect installs /usr/bin/snowflake-inspect (make deb).
 #
 # Our own targets (make test, make unit, make build/...) run one job per CPU
 # unless -j is given (make -j1 test for one); PGXS's all and install, and
@@ -144,9 +150,27 @@ install-inspect-extras:
 	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.1 '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1'
 	$(INSTALL_DATA) $(srcdir)/src/inspect/snowflake-inspect.bash-completion \
 	    '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
+	@if [ -z '$(DESTDIR)' ]; then \
+	    case ":$$PATH:" in *':$(bindir):'*) ;; *) echo "note: snowflake-inspect is in $(bindir), which is not on" \
+	        "the PATH: run it from there, add it to the PATH, or make install-inspect-links";; esac; \
+	    if command -v manpath >/dev/null && ! manpath 2>/dev/null | tr : '\n' | grep -qxF '$(mandir)'; then \
+	        echo "note: man does not search $(mandir): man -l $(mandir)/man1/snowflake-inspect.1," \
+	            "or MANPATH=$(mandir): (the trailing colon keeps man's own path), or make install-inspect-links"; \
+	    fi; \
+	fi
 uninstall: uninstall-inspect-extras
 uninstall-inspect-extras:
 	rm -f '$(DESTDIR)$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(datadir)/bash-completion/snowflake-inspect'
+
+# Links to the installed command and man page where a shell and man look.
+LINK_PREFIX ?= /usr/local
+.PHONY: install-inspect-links uninstall-inspect-links
+install-inspect-links:
+	$(MKDIR_P) '$(DESTDIR)$(LINK_PREFIX)/bin' '$(DESTDIR)$(LINK_PREFIX)/share/man/man1'
+	ln -sfn '$(bindir)/snowflake-inspect' '$(DESTDIR)$(LINK_PREFIX)/bin/snowflake-inspect'
+	ln -sfn '$(mandir)/man1/snowflake-inspect.1' '$(DESTDIR)$(LINK_PREFIX)/share/man/man1/snowflake-inspect.1'
+uninstall-inspect-links:
+	rm -f '$(DESTDIR)$(LINK_PREFIX)/bin/snowflake-inspect' '$(DESTDIR)$(LINK_PREFIX)/share/man/man1/snowflake-inspect.1'
 
 # The extension's objects: the headers each one includes, as the compiler
 # listed them (-MMD). An object without that list (not built yet, or built

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Builds the Debian package postgresql-N-snowflake for the PostgreSQL that
-# $PG_CONFIG belongs to (N), with Debian's tooling for extensions:
+# Builds the Debian packages postgresql-N-snowflake for the PostgreSQL that
+# $PG_CONFIG belongs to (N), and snowflake-inspect (the command, on its own:
+# /usr/bin/snowflake-inspect, its man page and bash completion, shared by
+# every version's package), with Debian's tooling for extensions:
 # debian/pgversions, pg_buildext (postgresql-server-dev-all) and
 # dpkg-buildpackage. The build happens in a copy of the source under
 # build/deb/; nothing is installed into any PostgreSQL. The packages end up in
@@ -41,6 +43,6 @@ if ! dpkg-buildpackage -us -uc -b >"$WORK/build.log" 2>&1; then
     exit 1
 fi
 cd "$OUT"
-rm -f ./postgresql-"$major"-snowflake*_*.deb
-mv "$WORK"/postgresql-"$major"-snowflake*_*.deb "$OUT"/
-ls "$OUT"/postgresql-"$major"-snowflake_*.deb
+rm -f ./postgresql-"$major"-snowflake*_*.deb ./snowflake-inspect*_*.deb
+mv "$WORK"/postgresql-"$major"-snowflake*_*.deb "$WORK"/snowflake-inspect_*.deb "$OUT"/
+ls "$OUT"/postgresql-"$major"-snowflake_*.deb "$OUT"/snowflake-inspect_*.deb

@@ -9,7 +9,8 @@
 # shown; errors only with MATRIX_WERROR=1, see below), `make install`, the
 # core unit tests binary, then test/run_all.sh, the same suite runner as on
 # the host, with PG_CONFIG pointing at that version, so that a suite added to
-# run_all.sh runs here too; then `make deb`, and the package is installed
+# run_all.sh runs here too; then `make deb`, and the packages (postgresql-N-snowflake
+# and snowflake-inspect) are installed
 # into a throwaway copy of a clean chroot of the same release and used
 # (test/deb_install.sh). The host's own package (PostgreSQL 15) is built the
 # same way and tested in a clean bookworm chroot. In a clean trixie chroot,
@@ -113,17 +114,19 @@ copy_source() {
         --exclude='*.bc' --exclude='*.d' --exclude=./results --exclude='./tmp_check*' -cf - . | tar -C "$dest" -xf -
 }
 
-# deb_test RELEASE DEB: install DEB into a throwaway clean chroot and use it.
+# deb_test RELEASE DEB [INSPECT_DEB]: install DEB (and the snowflake-inspect
+# package beside it) into a throwaway clean chroot and use them.
 deb_test() {
-    local release=$1 deb=$2 input
+    local release=$1 deb=$2 inspect_deb=${3:-} input
     input=$(mktemp -d)
     mkdir -p "$input/test/lib"
-    cp "$deb" "$input/"
+    cp "$deb" ${inspect_deb:+"$inspect_deb"} "$input/"
     cp test/deb_install.sh "$input/test/"
     cp test/lib/pg.sh test/lib/ports.sh "$input/test/lib/"
     local status=0
     CHROOT_INPUT=$input scripts/chroot.sh throwaway "$release" \
-        /opt/input/test/deb_install.sh "/opt/input/$(basename "$deb")" || status=$?
+        /opt/input/test/deb_install.sh "/opt/input/$(basename "$deb")" \
+        ${inspect_deb:+"/opt/input/$(basename "$inspect_deb")"} || status=$?
     rm -rf "$input"
     return $status
 }
@@ -166,8 +169,9 @@ if [ "$MATRIX_DEB" = 1 ]; then
     host_major=$("${PG_CONFIG:-pg_config}" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
     if step "PostgreSQL $host_major: make deb (host)" make -s deb; then
         deb=$(ls build/deb/postgresql-"$host_major"-snowflake_*.deb | tail -1)
-        step "PostgreSQL $host_major: install $(basename "$deb") into a clean $host_release chroot" \
-            deb_test "$host_release" "$deb"
+        inspect_deb=$(ls build/deb/snowflake-inspect_*.deb | tail -1)
+        step "PostgreSQL $host_major: install $(basename "$deb") and $(basename "$inspect_deb") into a clean $host_release chroot" \
+            deb_test "$host_release" "$deb" "$inspect_deb"
     fi
 fi
 
@@ -182,11 +186,13 @@ for release in $MATRIX_RELEASES; do
         bash -c "cd /opt/snowflake && scripts/matrix.sh --inside $major"
     if [ "$MATRIX_DEB" = 1 ]; then
         deb=$(ls "$root"/opt/snowflake/build/deb/postgresql-"$major"-snowflake_*.deb 2>/dev/null | tail -1)
-        if [ -n "$deb" ]; then
+        # The release's own build of snowflake-inspect (its libraries), kept in the chroot.
+        inspect_deb=$(ls "$root"/opt/snowflake/build/deb/snowflake-inspect_*.deb 2>/dev/null | tail -1)
+        if [ -n "$deb" ] && [ -n "$inspect_deb" ]; then
             mkdir -p build/deb
             cp "$deb" build/deb/
-            step "PostgreSQL $major: install $(basename "$deb") into a clean $release chroot" \
-                deb_test "$release" "$deb"
+            step "PostgreSQL $major: install $(basename "$deb") and $(basename "$inspect_deb") into a clean $release chroot" \
+                deb_test "$release" "$deb" "$inspect_deb"
         else
             RESULTS+=("FAILED  PostgreSQL $major: no package was built")
             failed=$((failed + 1))

@@ -50,10 +50,14 @@
 #  19  a lost mark file (snowflake.walmark without snowflake.mark): /readyz
 #      and ids 503 with 58P01, snowflake_ready 0; 200 after
 #      snowflake_advance_floor()
+#  20  text formats: /v1/ids/batch?format=base32 and base62 (SQL decodes the
+#      ids), /v1/ids/{id}?format=... the same answer as the decimal id, never
+#      guessed; bad format names (22023) and bad text ids (22P02): 400
 #
 # The cases live in test/http/, in files by theme, each a set of case_N
 # functions:
-#   endpoints.sh  1, 2, 15          every endpoint, every error, strict requests
+#   endpoints.sh  1, 2, 15, 20      every endpoint, every error, strict requests,
+#                                   text formats
 #   auth.sh       4, 16, 17         tokens, the safe defaults without one
 #   load.sh       3, 5, 10, 14, 18  load, hostile and slow clients, limits
 #   health.sh     6-9, 11-13, 19    clock, standby, no worker id, shutdown,

@@ -2,7 +2,8 @@
 # snowflake-inspect, the command-line decoder, as built (build/snowflake-inspect:
 # no installation of the command needed).
 #
-#   1. The command line: arguments and stdin, --json, --epoch, --help and
+#   1. The command line: arguments and stdin, --json, --epoch, --format
+#      (base32 and base62 ids, only when named), --text-forms, --help and
 #      --version, invalid inputs (a message naming the token on stderr, the
 #      other inputs still decoded, exit 1) and usage errors (exit 2).
 #   2. Agreement with the SQL decoders of the installed extension, on a
@@ -16,7 +17,9 @@
 #      the command must refuse it). The command's JSON and text output are
 #      loaded into the instance and compared there, row by row, with
 #      snowflake_decode() and uuidv7_timestamp(): the same time (as an
-#      instant and as the exact RFC 3339 text), worker and sequence.
+#      instant and as the exact RFC 3339 text), worker and sequence; and
+#      every id as snowflake_encode() writes it in base32 and base62, read
+#      back with --format, its --text-forms equal to snowflake_encode()'s.
 #
 # One "ok - ..." / "not ok - ..." line per check (test/lib/tap.sh); exits non-zero if any
 # check fails, or if fewer values were compared than generated.
@@ -145,6 +148,39 @@ run --json 'a"b' </dev/null
 expect "--json: invalid input is an object too, escaped" 1 \
     '{"input":"a\"b","type":"invalid","error":"not a number or a UUID"}' '"a\\"b"'
 
+# Text formats: an id in base32 or base62 only when --format names it.
+run --format base32 070FNENJ40W00 01a22700-f63a-78f3-a26f-1db9e426f23a </dev/null
+expect "--format base32: a base32 id decoded (and a UUID still a UUID)" 0 "$id_line"$'\n'"$uuid_line" ""
+run -f base32 070f-nenj-40w00 </dev/null
+expect "-f base32: read leniently (lower case, hyphens), as SQL reads it" 0 "$id_line" ""
+run --format=base62 0IfbtDtw5i4 </dev/null
+expect "--format=base62" 0 "$id_line" ""
+run -f decimal 252752938651381760 </dev/null
+expect "-f decimal: the default, named" 0 "$id_line" ""
+run 070FNENJ40W00 </dev/null
+expect "a base32 id without --format: not guessed, exit 1" 1 "" '"070FNENJ40W00": not a number$'
+run -f base32 252752938651381760 </dev/null
+expect "--format base32: decimal digits are not a base32 id" 1 "" \
+    '"252752938651381760": not a base32 id: a base32 id is 13 characters \(hyphens aside\)$'
+run -f base62 0IfbtDtw5i- 0IfbtDtw5i4 </dev/null
+expect "--format base62: a bad character named by position, the others decoded" 1 "$id_line" \
+    '"0IfbtDtw5i-": not a base62 id: not a base62 character \(0-9, A-Z, a-z\) \(character 11\)$'
+run -f base32 870FNENJ40W00 </dev/null
+expect "--format base32: above the largest id" 1 "" 'above 2\^63 - 1'
+run --format base64 1 </dev/null
+expect "--format base64: usage error naming the formats" 2 "" '^snowflake-inspect: invalid format "base64": use decimal, base32 or base62'
+run --format Base32 1 </dev/null
+expect "--format Base32: format names are exact (lower case), as in SQL" 2 "" 'invalid format "Base32"'
+run --format </dev/null
+expect "--format without a value" 2 "" 'needs a value'
+run --text-forms 252752938651381760 </dev/null
+expect "--text-forms: the id's base32 and base62 text" 0 "$id_line base32=070FNENJ40W00 base62=0IfbtDtw5i4" ""
+run -tjf base62 0IfbtDtw5i4 </dev/null
+expect "-tjf base62: short options combined, the text forms in the JSON (HTTP's names)" 0 \
+    '{"input":"0IfbtDtw5i4","type":"snowflake","id":"252752938651381760","time":"2026-11-29T11:09:56.497Z","ms_since_epoch":60260996497,"worker":7,"sequence":0,"epoch":"2025-01-01T00:00:00.000Z","timestamp":"2026-11-29T11:09:56.497Z","worker_id":7,"base32":"070FNENJ40W00","base62":"0IfbtDtw5i4"}' ""
+run --from-timestamp 0 --format base32 </dev/null
+expect "--from-timestamp with --format: usage error" 2 "" 'for decoding'
+
 run --epoch yesterday 1 </dev/null
 expect "bad epoch: usage error, exit 2" 2 "" '^snowflake-inspect: invalid epoch "yesterday"'
 run --epoch "2025-01-01 00:00:00" 1 </dev/null
@@ -207,6 +243,32 @@ complete_words() {
 got="$(complete_words snowflake-inspect --ep)|$(complete_words snowflake-inspect -e tw)|$(complete_words snowflake-inspect --epoch = d)|$(complete_words snowflake-inspect --fr)"
 report "$([ "$got" = "--epoch=|twitter|default discord|--from-timestamp=" ] && echo 1)" \
     "bash completion: options and epoch presets" "got $got"
+got="$(complete_words snowflake-inspect --fo)|$(complete_words snowflake-inspect -f b)|$(complete_words snowflake-inspect --format = '')|$(complete_words snowflake-inspect --te)"
+report "$([ "$got" = "--format=|base32 base62|decimal base32 base62|--text-forms" ] && echo 1)" \
+    "bash completion: --format and its formats, --text-forms" "got $got"
+
+# make install-inspect-links: the installed command and man page linked where
+# a shell and man look (into a scratch DESTDIR here).
+if [ -n "${PG_CONFIG:-}" ] && [ -x "$("$PG_CONFIG" --bindir)/snowflake-inspect" ]; then
+    links=$WORK/links
+    rc=0
+    make -s install-inspect-links DESTDIR="$links" LINK_PREFIX=/usr/local >"$WORK/make.out" 2>&1 || rc=$?
+    got="$rc|$(readlink "$links/usr/local/bin/snowflake-inspect")|$(readlink "$links/usr/local/share/man/man1/snowflake-inspect.1")"
+    want="0|$("$PG_CONFIG" --bindir)/snowflake-inspect|$("$PG_CONFIG" --mandir)/man1/snowflake-inspect.1"
+    report "$([ "$got" = "$want" ] && echo 1)" "make install-inspect-links: the command and the man page linked" "got $got; want $want; $(cat "$WORK/make.out")"
+    out=$(PATH="$links/usr/local/bin:/usr/bin:/bin" sh -c 'command -v snowflake-inspect && snowflake-inspect 1' 2>&1 || true)
+    report "$([ "$out" = "$links/usr/local/bin/snowflake-inspect"$'\n'"1 time=2025-01-01T00:00:00.000Z worker=0 sequence=1" ] && echo 1)" \
+        "... the link on the PATH runs the installed command" "$out"
+    if command -v man >/dev/null; then
+        out=$(MANPATH="$links/usr/local/share/man" man -w snowflake-inspect 2>&1 || true)
+        # man-db names the page the link leads to.
+        report "$([ "$out" = "$links/usr/local/share/man/man1/snowflake-inspect.1" ] \
+                   || [ "$out" = "$("$PG_CONFIG" --mandir)/man1/snowflake-inspect.1" ] && echo 1)" \
+            "... man finds the page through the link's man directory" "$out"
+    fi
+else
+    echo "# PG_CONFIG unset or snowflake-inspect not installed: make install-inspect-links not checked"
+fi
 
 # ---------------------------------------------------------------------------
 # 2. Agreement with the SQL decoders
@@ -320,6 +382,16 @@ for t in '2025-01-01 00:00:00+00' '2025-01-01 00:00:00.001+00' '2025-01-01 00:00
 done
 report "$([ -z "$bad" ] && echo 1)" "--from-timestamp gives what snowflake_from_timestamp() gives" "$bad"
 
+# Every id as SQL writes it in base32 and base62, read back with --format:
+# the same id, and --text-forms gives what snowflake_encode() gives.
+for f in base32 base62; do
+    pg_val "$DIR" "SELECT snowflake_encode(id, '$f') FROM ids ORDER BY n" >"$WORK/text_ids"
+    rc=0
+    "$BIN" --json --text-forms --format "$f" <"$WORK/text_ids" >"$WORK/json" 2>"$WORK/err" || rc=$?
+    report "$([ $rc = 0 ] && [ ! -s "$WORK/err" ] && echo 1)" "ids in $f from snowflake_encode(): decoded with --format $f, exit 0" "exit $rc"
+    load json_out "$f" <"$WORK/json"
+done
+
 pg_val "$DIR" "SELECT input FROM uuids ORDER BY n" >"$WORK/uuids"
 rc=0
 "$BIN" --json <"$WORK/uuids" >"$WORK/json" 2>"$WORK/err" || rc=$?
@@ -350,7 +422,7 @@ CREATE VIEW id_pairs AS
 SELECT e.*, j.line::jsonb AS j, t.line AS t
 FROM (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY n) AS pos FROM expected_ids) e
 FULL JOIN (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
-           FROM json_out WHERE epoch_name <> 'uuid') j USING (epoch_name, pos)
+           FROM json_out WHERE epoch_name NOT IN ('uuid', 'base32', 'base62')) j USING (epoch_name, pos)
 FULL JOIN (SELECT *, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
            FROM text_out WHERE epoch_name <> 'uuid') t USING (epoch_name, pos);
 CREATE VIEW uuid_pairs AS
@@ -394,6 +466,22 @@ sql_is "$DIR" "JSON: the preset's halves of the worker id, only under twitter an
            WHEN 'discord' THEN (j->>'internal_worker')::int IS DISTINCT FROM worker_id >> 5
                                OR (j->>'internal_process')::int IS DISTINCT FROM worker_id & 31
            ELSE j ?| array['datacenter', 'datacenter_worker', 'internal_worker', 'internal_process'] END"
+sql_is "$DIR" "--format base32 and base62: one object per id ($((n_ids * 2))), its input snowflake_encode()'s text" "$((n_ids * 2))" \
+    "SELECT count(*) FROM ids i
+     JOIN (SELECT epoch_name, line::jsonb AS j, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
+           FROM json_out WHERE epoch_name IN ('base32', 'base62')) o ON o.pos = i.n
+     WHERE o.j->>'input' = snowflake_encode(i.id, o.epoch_name)"
+sql_is "$DIR" "--format base32 and base62: the id snowflake_decode_text() gives, decoded as snowflake_decode(); --text-forms as snowflake_encode()" "0" \
+    "SELECT count(*) FROM expected_ids e
+     JOIN (SELECT epoch_name AS f, line::jsonb AS j, row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos
+           FROM json_out WHERE epoch_name IN ('base32', 'base62')) o ON o.pos = e.n
+     WHERE e.epoch_name = 'default' AND (
+         o.j->>'id' IS DISTINCT FROM snowflake_decode_text(o.j->>'input', o.f)::text
+         OR o.j->>'id' IS DISTINCT FROM e.id::text
+         OR o.j->>'timestamp' IS DISTINCT FROM rfc3339(e.ts) OR (o.j->>'worker_id')::int IS DISTINCT FROM e.worker_id
+         OR (o.j->>'sequence')::int IS DISTINCT FROM e.sequence
+         OR o.j->>'base32' IS DISTINCT FROM snowflake_encode(e.id, 'base32')
+         OR o.j->>'base62' IS DISTINCT FROM snowflake_encode(e.id, 'base62'))"
 sql_is "$DIR" "ids of this node carry worker $WORKER" "0" \
     "SELECT count(*) FROM id_pairs WHERE origin = 'nextval' AND (j->>'worker')::int <> $WORKER"
 sql_is "$DIR" "JSON: one object per UUID ($n_uuids)" "$n_uuids" \

@@ -8,7 +8,9 @@
 #include "time.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace snowflake::core::http {
 namespace {
@@ -48,16 +50,20 @@ Route route(const char* method, const char* path) noexcept {
 QueryVerdict check_query(Endpoint e, const char* const* names, int n) noexcept {
     QueryVerdict v;
     const bool takes_count = e == Endpoint::IdsBatch || e == Endpoint::UuidsBatch;
-    bool count_seen = false;
+    const bool format_taken = takes_format(e);
+    bool count_seen = false, format_seen = false;
     for (int i = 0; i < n; i++) {
         const char* name = names[i] != nullptr ? names[i] : "";
-        if (takes_count && std::strcmp(name, "count") == 0) {
-            if (count_seen) {
+        const bool is_count = takes_count && std::strcmp(name, "count") == 0;
+        const bool is_format = format_taken && std::strcmp(name, "format") == 0;
+        if (is_count || is_format) {
+            bool& seen = is_count ? count_seen : format_seen;
+            if (seen) {
                 v.kind = QueryVerdict::Kind::Repeated;
                 v.name = name;
                 return v;
             }
-            count_seen = true;
+            seen = true;
         } else {
             v.kind = QueryVerdict::Kind::Unknown;
             v.name = name;
@@ -310,6 +316,46 @@ bool parse_id(const char* text, int64_t* out) noexcept {
     return true;
 }
 
+bool takes_format(Endpoint e) noexcept { return e == Endpoint::IdsBatch || e == Endpoint::IdDecode; }
+
+bool parse_format(int occurrences, const char* value, TextFormat* out) noexcept {
+    if (occurrences == 0) {
+        *out = TextFormat::Decimal;
+        return true;
+    }
+    return occurrences == 1 && value != nullptr && parse_text_format(value, out);
+}
+
+bool parse_id_text(const char* text, TextFormat f, int64_t* out, IdTextError* err) noexcept {
+    const std::string_view t = text != nullptr ? std::string_view(text) : std::string_view();
+    TextError why;
+    if (decode_id(t, f, out, &why)) return true;
+    switch (f) {
+        case TextFormat::Decimal:
+            err->message = "invalid snowflake id";
+            err->hint = "Give the id in the path as decimal digits, 0 to 9223372036854775807; a base32 or "
+                        "base62 id with ?format=base32 or ?format=base62.";
+            break;
+        case TextFormat::Base32:
+            err->message = "invalid base32 id";
+            err->hint = "A base32 id is 13 characters of 0-9 and A-Z without I, L, O, U (either case; hyphens "
+                        "are ignored) whose first is at most 7, as /v1/ids/batch?format=base32 gives.";
+            break;
+        case TextFormat::Base62:
+            err->message = "invalid base62 id";
+            err->hint = "A base62 id is 11 characters of 0-9, A-Z and a-z, at most AzL8n0Y58m7, as "
+                        "/v1/ids/batch?format=base62 gives.";
+            break;
+    }
+    // Every byte before the offending one is ASCII (digits, letters of the
+    // alphabet, hyphens): its offset + 1 is the character's position.
+    if (why.at >= 0)
+        std::snprintf(err->detail, sizeof(err->detail), "At character %d: %s.", why.at + 1, why.sentence);
+    else
+        std::snprintf(err->detail, sizeof(err->detail), "The text as a whole: %s.", why.sentence);
+    return false;
+}
+
 bool bearer_ok(const char* authorization, const char* token) noexcept {
     if (token == nullptr || token[0] == '\0') return true;
     if (authorization == nullptr) return false;
@@ -370,6 +416,22 @@ size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count)
     return static_cast<size_t>(p - buf);
 }
 
+size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count, TextFormat f) noexcept {
+    if (f == TextFormat::Decimal) return format_ids_json(buf, cap, ids, count);
+    if (count < 0 || cap < ids_json_capacity(count)) return 0;
+    BufWriter w(buf, cap);
+    w.str("{\"ids\":[");
+    char text[kMaxIdTextChars];
+    for (int32_t i = 0; i < count; i++) {
+        if (i > 0) w.ch(',');
+        w.ch('"');
+        w.raw(text, write_id_text(text, sizeof(text), ids[i], f));
+        w.ch('"');
+    }
+    w.str("]}");
+    return w.finish();
+}
+
 size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept {
     BufWriter w(buf, cap);
     w.str("{\"uuids\":[");
@@ -400,7 +462,12 @@ size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix
     w.i64(f.sequence);
     w.str(",\"ms_since_epoch\":");
     w.i64(f.ms);
-    w.ch('}');
+    char text[kMaxIdTextChars];
+    w.str(",\"base32\":\"");
+    w.raw(text, write_id_text(text, sizeof(text), id, TextFormat::Base32));
+    w.str("\",\"base62\":\"");
+    w.raw(text, write_id_text(text, sizeof(text), id, TextFormat::Base62));
+    w.str("\"}");
     return w.finish();
 }
 

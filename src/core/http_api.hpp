@@ -15,7 +15,8 @@
 
 #include "pure.hpp"
 
-#include "text.hpp"  // format_uuid
+#include "text.hpp"     // format_uuid
+#include "text_id.hpp"  // TextFormat
 #include "time.hpp"  // format_rfc3339_ms
 #include "uuid.hpp"
 
@@ -72,7 +73,8 @@ constexpr const char* allowed_methods(Endpoint e) noexcept {
 constexpr bool needs_token(Endpoint e) noexcept { return e != Endpoint::Livez && e != Endpoint::Readyz; }
 
 // The query parameters: an endpoint takes only its own ("count" on the
-// batches, none elsewhere), each at most once. check_query() looks at the
+// batches, "format" on /v1/ids/batch and /v1/ids/{id}, none elsewhere),
+// each at most once. check_query() looks at the
 // names in the order given (the caller passes at most a few dozen: with one
 // name allowed, the first offender is always among them) and names the
 // first one that is unknown, or known and repeated.
@@ -140,6 +142,29 @@ bool parse_count(int occurrences, const char* value, int32_t* out) noexcept;
 // A Snowflake id in a path: 1 to 19 decimal digits, at most INT64_MAX.
 bool parse_id(const char* text, int64_t* out) noexcept;
 
+// The format parameter of /v1/ids/batch and /v1/ids/{id}: occurrences of
+// "format" in the query and the first one's value (nullptr for "?format"
+// without "="). Absent: decimal. Accepted: "decimal", "base32", "base62"
+// exactly (core::parse_text_format); a format is never guessed from an id.
+bool takes_format(Endpoint e) noexcept;
+bool parse_format(int occurrences, const char* value, TextFormat* out) noexcept;
+// The message and hint of the 400 answer to a bad format.
+inline constexpr const char* kFormatMessage = "format must be decimal, base32 or base62";
+inline constexpr const char* kFormatHint =
+    "Give format at most once, in lower case: decimal (the default), base32 or base62; a text "
+    "format is never guessed from the id.";
+
+// The {id} of /v1/ids/{id} in the format of its query (decimal: as
+// parse_id). False, and the 400 answer's message, detail ("At character 3:
+// not a base62 character (0-9, A-Z, a-z)." or the text as a whole) and hint
+// (what an id of the format looks like) in *err.
+struct IdTextError {
+    const char* message = "";
+    char detail[160] = {};
+    const char* hint = "";
+};
+bool parse_id_text(const char* text, TextFormat f, int64_t* out, IdTextError* err) noexcept;
+
 // The Authorization header against the token: true when token is empty (no
 // token configured) or the header is "Bearer <token>" (scheme in any case,
 // one or more spaces). The comparison takes the same time wherever the first
@@ -187,12 +212,16 @@ constexpr size_t uuids_json_capacity(int32_t count) noexcept {
 
 // {"ids":["1","2"]}
 size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count) noexcept;
+// The same with the ids in a text format: {"ids":["070FNENJ40W00"]} (base32),
+// {"ids":["0IfbtDtw5i4"]} (base62); decimal is the function above. Room:
+// ids_json_capacity(count), as for decimal (the longest form).
+size_t format_ids_json(char* buf, size_t cap, const int64_t* ids, int32_t count, TextFormat f) noexcept;
 // {"uuids":["0190...","..."]}
 size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count) noexcept;
 // {"id":"...","timestamp":"2025-01-01T00:00:00.000Z","worker_id":N,"sequence":N,
-//  "ms_since_epoch":N} under the epoch given in Unix milliseconds: the
-// decoded-id vocabulary (docs/reference.md, "Decoded ids") that the
-// inspector's JSON shares.
+//  "ms_since_epoch":N,"base32":"...","base62":"..."} under the epoch given in
+// Unix milliseconds: the decoded-id vocabulary (docs/reference.md, "Decoded
+// ids") that the inspector's JSON shares, and the id's text forms.
 size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
 // {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
 // hint may be nullptr or empty (left out). Strings are escaped; bytes that

@@ -19,6 +19,16 @@ void refuse(Decision* d, Check check, unsigned status, const char* code, const c
 
 bool takes_count(Endpoint e) noexcept { return e == Endpoint::IdsBatch || e == Endpoint::UuidsBatch; }
 
+// The hint of a refused query: the parameters the path takes.
+const char* query_hint(Endpoint e) noexcept {
+    switch (e) {
+        case Endpoint::IdsBatch: return "This path takes two parameters, count and format, each at most once.";
+        case Endpoint::UuidsBatch: return "This path takes one parameter, count, at most once.";
+        case Endpoint::IdDecode: return "This path takes one parameter, format, at most once.";
+        default: return "This path takes no query parameters.";
+    }
+}
+
 }  // namespace
 
 Decision check_request(const Request& rq, const Access& a) noexcept {
@@ -51,8 +61,8 @@ Decision check_request(const Request& rq, const Access& a) noexcept {
     }
     if (e == Endpoint::NotFound) {
         refuse(&d, Check::Route, 404, "42704", "no such path",
-               "Paths: /v1/ids/batch?count=N, /v1/ids/{id}, /v1/uuids/batch?count=N, /livez, "
-               "/readyz (or /healthz), /metrics.");
+               "Paths: /v1/ids/batch?count=N&format=F, /v1/ids/{id}?format=F, /v1/uuids/batch?count=N, "
+               "/livez, /readyz (or /healthz), /metrics; F is decimal (the default), base32 or base62.");
         return d;
     }
     if (!rq.route.method_allowed) {
@@ -63,9 +73,7 @@ Decision check_request(const Request& rq, const Access& a) noexcept {
     }
     const QueryVerdict q = check_query(e, rq.query_names, rq.query_name_count);
     if (q.kind != QueryVerdict::Kind::Ok) {
-        refuse(&d, Check::Query, 400, "22023", "",
-               takes_count(e) ? "This path takes one parameter, count, at most once."
-                              : "This path takes no query parameters.");
+        refuse(&d, Check::Query, 400, "22023", "", query_hint(e));
         std::snprintf(d.refusal.message, sizeof(d.refusal.message),
                       q.kind == QueryVerdict::Kind::Repeated ? "query parameter \"%.64s\" is given more than once"
                                                              : "unknown query parameter \"%.64s\"",
@@ -75,6 +83,10 @@ Decision check_request(const Request& rq, const Access& a) noexcept {
     if (takes_count(e) && !parse_count(rq.count_occurrences, rq.count, &d.count)) {
         refuse(&d, Check::Count, 400, "22023", kCountMessage.text,
                "Give count once, as decimal digits; without it, one value is returned.");
+        return d;
+    }
+    if (takes_format(e) && !parse_format(rq.format_occurrences, rq.format, &d.format)) {
+        refuse(&d, Check::Format, 400, "22023", kFormatMessage, kFormatHint);
         return d;
     }
     d.full_reason = configured && is_authorized;

@@ -17,6 +17,8 @@
 //   5. method: GET, or HEAD where it changes nothing
 //   6. query: only the endpoint's own parameters, each once
 //   7. count: the batches' count is valid
+//   8. format: /v1/ids/batch's and /v1/ids/{id}'s format is a known one
+//      (the {id} itself is read in that format when the path is answered)
 // The ceiling on ids per second comes after all of them (it takes from a
 // bucket: only a request that is otherwise answered may).
 #pragma once
@@ -39,6 +41,8 @@ struct Request {
     int query_name_count = 0;
     int count_occurrences = 0;    // of "count" in the query
     const char* count = nullptr;  // the first count's value
+    int format_occurrences = 0;   // of "format" in the query
+    const char* format = nullptr;  // the first format's value
 };
 
 // Where the endpoint listens and who may ask.
@@ -50,7 +54,7 @@ struct Access {
 };
 
 // The checks in their order; Passed: none failed.
-enum class Check { Passed, Exposure, Host, Token, Route, Method, Query, Count };
+enum class Check { Passed, Exposure, Host, Token, Route, Method, Query, Count, Format };
 
 // An error answer: HTTP status, SQLSTATE, message and hint (never null), and
 // the headers that go with it.
@@ -67,6 +71,7 @@ struct Decision {
     Check failed = Check::Passed;
     Refusal refusal;           // failed != Passed
     int32_t count = 1;         // the batches' count (Passed)
+    TextFormat format = TextFormat::Decimal;  // the ids' text format (Passed)
     bool full_reason = false;  // /readyz: a valid token came, so the whole reason goes
 };
 

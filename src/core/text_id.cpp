@@ -118,19 +118,32 @@ const char* text_format_name(TextFormat f) noexcept {
     return "?";
 }
 
-std::string encode_id(int64_t id, TextFormat f) noexcept {
-    if (id < 0) return std::string();
+size_t write_id_text(char* out, size_t cap, int64_t id, TextFormat f) noexcept {
+    if (id < 0 || cap < static_cast<size_t>(kMaxIdTextChars)) return 0;
     uint64_t v = static_cast<uint64_t>(id);
-    if (f == TextFormat::Decimal) return std::to_string(v);
+    if (f == TextFormat::Decimal) {
+        char digits[kMaxIdTextChars];
+        int n = 0;
+        do {
+            digits[n++] = static_cast<char>('0' + v % 10);
+            v /= 10;
+        } while (v != 0);
+        for (int i = 0; i < n; i++) out[i] = digits[n - 1 - i];
+        return static_cast<size_t>(n);
+    }
     const int width = f == TextFormat::Base32 ? kBase32IdChars : kBase62IdChars;
     const uint64_t base = f == TextFormat::Base32 ? 32 : 62;
     const char* alphabet = f == TextFormat::Base32 ? kCrockford : kBase62;
-    std::string s(static_cast<size_t>(width), '0');
     for (int i = width - 1; i >= 0; i--) {
-        s[static_cast<size_t>(i)] = alphabet[v % base];
+        out[i] = alphabet[v % base];
         v /= base;
     }
-    return s;
+    return static_cast<size_t>(width);
+}
+
+std::string encode_id(int64_t id, TextFormat f) noexcept {
+    char buf[kMaxIdTextChars];
+    return std::string(buf, write_id_text(buf, sizeof(buf), id, f));
 }
 
 bool decode_id(std::string_view text, TextFormat f, int64_t* out, TextError* err) noexcept {

@@ -27,6 +27,7 @@
 
 #include "uuid.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ const char* text_format_name(TextFormat f) noexcept;
 
 // An id (>= 0) in the format; "" for a negative id.
 std::string encode_id(int64_t id, TextFormat f) noexcept;
+// The same into out without allocating (the HTTP endpoint's answers): the
+// length written, no NUL added; 0 for a negative id or when cap is below
+// kMaxIdTextChars.
+constexpr int kMaxIdTextChars = 19;  // the longest: decimal 9223372036854775807
+size_t write_id_text(char* out, size_t cap, int64_t id, TextFormat f) noexcept;
 
 // Why a text is not an id, a UUID or a TypeID: a sentence without the text
 // itself (the caller quotes it), and the offending character's offset when

@@ -5,6 +5,7 @@
 #include "core/generator.hpp"
 #include "core/layout.hpp"
 #include "core/text.hpp"
+#include "core/text_id.hpp"
 #include "core/time.hpp"
 #include "core/uuid.hpp"
 
@@ -132,6 +133,15 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         return true;
     };
 
+    auto set_format = [&r](std::string_view value, std::string* message) {
+        if (!core::parse_text_format(value, &r.id_format)) {
+            *message = "invalid format \"" + std::string(value) +
+                       "\": use decimal, base32 or base62 (in lower case; a format is never guessed)";
+            return false;
+        }
+        return true;
+    };
+
     bool options_done = false;
     bool help = false, version = false, compose = false;
     auto set_compose = [&r, &compose](std::string_view value, std::string* message) {
@@ -181,6 +191,16 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else if (a.substr(0, 8) == "--epoch=") {
             std::string message;
             if (!set_epoch(a.substr(8), &message)) return usage(message);
+        } else if (a == "-f" || a == "--format") {
+            if (i + 1 >= argc || argv[i + 1] == nullptr)
+                return usage("option " + std::string(a) + " needs a value");
+            std::string message;
+            if (!set_format(argv[++i], &message)) return usage(message);
+        } else if (a.substr(0, 9) == "--format=") {
+            std::string message;
+            if (!set_format(a.substr(9), &message)) return usage(message);
+        } else if (a == "-t" || a == "--text-forms") {
+            r.text_forms = true;
         } else if (a == "--from-timestamp") {
             if (i + 1 >= argc || argv[i + 1] == nullptr)
                 return usage("option --from-timestamp needs a value");
@@ -201,17 +221,20 @@ Request parse_args(int argc, const char* const* argv) noexcept {
                     version = true;
                 } else if (o == 'j') {
                     r.format = Format::Json;
-                } else if (o == 'e') {
+                } else if (o == 't') {
+                    r.text_forms = true;
+                } else if (o == 'e' || o == 'f') {
                     std::string_view value;
                     if (k + 1 < a.size()) {
                         value = a.substr(k + 1);
                     } else if (i + 1 < argc && argv[i + 1] != nullptr) {
                         value = argv[++i];
                     } else {
-                        return usage("option -e needs a value");
+                        return usage(std::string("option -") + o + " needs a value");
                     }
                     std::string message;
-                    if (!set_epoch(value, &message)) return usage(message);
+                    if (!(o == 'e' ? set_epoch(value, &message) : set_format(value, &message)))
+                        return usage(message);
                     break;
                 } else {
                     return usage("unknown option \"-" + std::string(1, o) + "\" in \"" + std::string(a) + "\"");
@@ -227,6 +250,10 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         r.action = Action::Version;
     } else if (compose) {
         if (!r.inputs.empty()) return usage("--from-timestamp takes no ids to decode");
+        if (r.id_format != core::TextFormat::Decimal || r.text_forms) {
+            // The composed id is decimal: say so rather than ignore the option.
+            return usage("--from-timestamp prints a decimal id; --format and --text-forms are for decoding");
+        }
         r.action = Action::Compose;
         return r;
     }
@@ -274,15 +301,24 @@ std::string usage_text() noexcept {
            "                     millisecond of TIME (a timestamp with a UTC offset, or\n"
            "                     Unix milliseconds) under the epoch, as SQL's\n"
            "                     snowflake_from_timestamp(): WHERE id >= that id\n"
+           "  -f, --format=FORMAT  the text format of the ids given: decimal (the\n"
+           "                     default), base32 (13 characters of Crockford's base32,\n"
+           "                     either case, hyphens ignored) or base62 (11\n"
+           "                     characters), as SQL's snowflake_encode() writes them;\n"
+           "                     never guessed from the characters. UUIDs are read in\n"
+           "                     every format\n"
+           "  -t, --text-forms   show each id's base32 and base62 text too\n"
            "  -j, --json         one JSON object per input, one per line (JSON Lines),\n"
            "                     with ids as strings\n"
            "  -h, --help         show this help\n"
            "  -V, --version      show the version\n"
-           "Short options combine: -je discord is -j -e discord.\n"
+           "Short options combine: -je discord is -j -e discord, -tf base32 is\n"
+           "-t -f base32.\n"
            "\n"
            "Output: one line per input, in input order, times in UTC (RFC 3339):\n"
            "  252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0\n"
            "  01a22700-f63a-78f3-a26f-1db9e426f23a time=2026-11-29T11:11:44.186Z\n"
+           "With --text-forms an id's line ends in base32=070FNENJ40W00 base62=0IfbtDtw5i4.\n"
            "\n"
            "Exit status: 0 if every input was decoded; 1 if some input was not a\n"
            "Snowflake id or a version-7 UUID (each is reported on standard error, the\n"
@@ -294,25 +330,39 @@ std::string version_text() noexcept {
     return "snowflake-inspect (snowflake) " SNOWFLAKE_VERSION "\n";
 }
 
-Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
+namespace {
+
+// A Snowflake id decoded under the epoch.
+Decoded snowflake_id(std::string_view token, int64_t id, int64_t epoch_unix_us) noexcept {
+    const core::Fields f = core::decompose(id);
+    Decoded d;
+    d.kind = Kind::Snowflake;
+    d.input = std::string(token);
+    d.canonical = to_string(id);
+    d.id = id;
+    d.ms = f.ms;
+    d.worker = f.worker;
+    d.sequence = f.sequence;
+    d.epoch_unix_us = epoch_unix_us;
+    // |epoch| < 2^58 us and ms < 2^41: no overflow.
+    d.unix_us = epoch_unix_us + f.ms * core::kUsPerMs;
+    return d;
+}
+
+// A token read as an id of a text format (base32, base62), or a UUID.
+Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f) noexcept;
+
+}  // namespace
+
+Decoded decode_token(std::string_view token, int64_t epoch_unix_us, core::TextFormat id_format) noexcept {
     if (token.empty()) return invalid(token, "empty input");
+    if (id_format != core::TextFormat::Decimal) return decode_text_id(token, epoch_unix_us, id_format);
 
     if (all_digits(token)) {
         int64_t id = 0;
         if (!parse_decimal(token, &id))
             return invalid(token, "out of range: larger than 9223372036854775807, the largest bigint");
-        const core::Fields f = core::decompose(id);
-        Decoded d;
-        d.kind = Kind::Snowflake;
-        d.input = std::string(token);
-        d.canonical = to_string(id);
-        d.ms = f.ms;
-        d.worker = f.worker;
-        d.sequence = f.sequence;
-        d.epoch_unix_us = epoch_unix_us;
-        // |epoch| < 2^58 us and ms < 2^41: no overflow.
-        d.unix_us = epoch_unix_us + f.ms * core::kUsPerMs;
-        return d;
+        return snowflake_id(token, id, epoch_unix_us);
     }
     if (token[0] == '-' && all_digits(token.substr(1))) {
         const std::string_view digits = token.substr(1);
@@ -349,6 +399,29 @@ Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept {
                        "01a22700-f63a-78f3-a26f-1db9e426f23a");
     if (is_digit(token[0]) || token[0] == '-' || token[0] == '+') return invalid(token, "not a number");
     return invalid(token, "not a number or a UUID");
+}
+
+namespace {
+
+Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f) noexcept {
+    core::Uuid u{};
+    // A UUID has 32 hexadecimal digits: no base32 (13) or base62 (11) id.
+    if (core::parse_uuid_text(token, &u)) return decode_token(token, epoch_unix_us, core::TextFormat::Decimal);
+    int64_t id = 0;
+    core::TextError err;
+    if (core::decode_id(token, f, &id, &err)) return snowflake_id(token, id, epoch_unix_us);
+    Decoded d = invalid(token, "");
+    d.error = std::string("not a ") + core::text_format_name(f) + " id: " + err.sentence;
+    if (err.at >= 0) d.error += " (character " + std::to_string(err.at + 1) + ")";
+    return d;
+}
+
+}  // namespace
+
+void add_text_forms(Decoded* d) noexcept {
+    if (d->kind != Kind::Snowflake) return;
+    d->base32 = core::encode_id(d->id, core::TextFormat::Base32);
+    d->base62 = core::encode_id(d->id, core::TextFormat::Base62);
 }
 
 std::vector<std::string_view> split_tokens(std::string_view line) noexcept {
@@ -395,7 +468,8 @@ std::string format_text(const Decoded& d) noexcept {
                    (d.preset == Preset::None
                         ? std::string()
                         : std::string(" ") + high_name(d.preset) + "=" + std::to_string(d.worker_high) + " " +
-                              low_name(d.preset) + "=" + std::to_string(d.worker_low));
+                              low_name(d.preset) + "=" + std::to_string(d.worker_low)) +
+                   (d.base32.empty() ? std::string() : " base32=" + d.base32 + " base62=" + d.base62);
         case Kind::Uuid:
             return d.canonical + " time=" + format_time(d.unix_us);
         case Kind::Invalid:
@@ -418,6 +492,7 @@ std::string format_json(const Decoded& d) noexcept {
             if (d.preset != Preset::None)
                 s += std::string(",\"") + high_name(d.preset) + "\":" + std::to_string(d.worker_high) + ",\"" +
                      low_name(d.preset) + "\":" + std::to_string(d.worker_low);
+            if (!d.base32.empty()) s += ",\"base32\":\"" + d.base32 + "\",\"base62\":\"" + d.base62 + "\"";
             s += "}";
             break;
         case Kind::Uuid:

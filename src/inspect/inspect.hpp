@@ -10,6 +10,8 @@
 // SQL decoders cannot disagree on what an id means.
 #pragma once
 
+#include "core/text_id.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +42,10 @@ struct Request {
     bool read_stdin = false;         // no inputs given: read stdin
     std::string error;               // Action::Usage: what is wrong with the command line
     int64_t compose_unix_us = 0;     // Action::Compose: the time of --from-timestamp
+    // --format: the text format of the ids given (decimal by default; base32
+    // or base62 only when named: never guessed from the characters)
+    core::TextFormat id_format = core::TextFormat::Decimal;
+    bool text_forms = false;  // --text-forms: show each id's base32 and base62 text
 };
 
 // --from-timestamp TIME (Action::Compose): the smallest id any node can issue
@@ -76,6 +82,7 @@ struct Decoded {
     std::string input;      // the token as given
     std::string canonical;  // the id in decimal, or the UUID in lower-case 8-4-4-4-12 form
     // Snowflake ids
+    int64_t id = 0;         // the id
     int64_t ms = 0;         // milliseconds since the epoch (41 bits)
     int32_t worker = 0;
     int32_t sequence = 0;
@@ -88,6 +95,9 @@ struct Decoded {
     Preset preset = Preset::None;
     int32_t worker_high = 0;  // Twitter: datacenter; Discord: internal worker
     int32_t worker_low = 0;   // Twitter: worker in the datacenter; Discord: internal process
+    // Snowflake ids with --text-forms (add_text_forms): the id's text forms
+    std::string base32;
+    std::string base62;
 };
 
 // Splits the worker id of a Snowflake id by the preset's layout (nothing for
@@ -96,11 +106,21 @@ struct Decoded {
 //   Discord: internal_worker=1 internal_process=0
 void add_preset_fields(Decoded* d, Preset p) noexcept;
 
-// Classifies and decodes one token. Decimal digits are a Snowflake id
-// (0 to 9223372036854775807); 32 hexadecimal digits, optionally in
-// 8-4-4-4-12 groups and optionally in braces, are a UUID, which must be an
-// RFC 9562 version-7 UUID. Anything else is invalid, with the reason.
-Decoded decode_token(std::string_view token, int64_t epoch_unix_us) noexcept;
+// Adds a Snowflake id's base32 and base62 text (nothing for other kinds).
+// format_text and format_json then add
+//   base32=070FNENJ40W00 base62=0IfbtDtw5i4
+void add_text_forms(Decoded* d) noexcept;
+
+// Classifies and decodes one token. In the decimal format (the default),
+// decimal digits are a Snowflake id (0 to 9223372036854775807); in base32
+// or base62 (--format), an id of that format, as snowflake_decode_text()
+// reads it (base32 leniently: either case, hyphens ignored). In every
+// format, 32 hexadecimal digits, optionally in 8-4-4-4-12 groups and
+// optionally in braces, are a UUID, which must be an RFC 9562 version-7
+// UUID (no id of any format has that form). Anything else is invalid, with
+// the reason.
+Decoded decode_token(std::string_view token, int64_t epoch_unix_us,
+                     core::TextFormat id_format = core::TextFormat::Decimal) noexcept;
 
 // Splits a line of input at spaces, tabs, commas and line ends.
 std::vector<std::string_view> split_tokens(std::string_view line) noexcept;
@@ -122,7 +142,9 @@ std::string format_text(const Decoded& d) noexcept;
 //    "time":"2026-11-29T11:09:56.498Z","ms_since_epoch":60001234567,"worker":7,
 //    "sequence":0,"epoch":"2025-01-01T00:00:00.000Z",
 //    "timestamp":"2026-11-29T11:09:56.498Z","worker_id":7}
-//   (a preset's halves of the worker id follow worker_id)
+//   (a preset's halves of the worker id follow worker_id; then, with
+//   --text-forms, "base32":"070FNENJ40W00","base62":"0IfbtDtw5i4", as HTTP's
+//   /v1/ids/{id} names them)
 //   {"input":"...","type":"uuidv7","uuid":"...","time":"...","unix_ms":1796036996498,
 //    "timestamp":"..."}
 // timestamp, worker_id, sequence and ms_since_epoch are the decoded-id

@@ -18,6 +18,8 @@ struct Run {
     si::Format format;
     int64_t epoch_unix_us;
     si::Preset preset;
+    snowflake::core::TextFormat id_format;
+    bool text_forms;
     bool any_invalid = false;
 };
 
@@ -28,8 +30,9 @@ void put(const std::string& s, FILE* f) {
 
 void decode_line(Run& run, std::string_view text, long line) {
     for (std::string_view token : si::split_tokens(text)) {
-        si::Decoded d = si::decode_token(token, run.epoch_unix_us);
+        si::Decoded d = si::decode_token(token, run.epoch_unix_us, run.id_format);
         si::add_preset_fields(&d, run.preset);
+        if (run.text_forms) si::add_text_forms(&d);
         if (d.kind == si::Kind::Invalid) {
             run.any_invalid = true;
             std::fflush(stdout);  // keep stdout and stderr in input order on a terminal
@@ -96,7 +99,7 @@ int main(int argc, char** argv) {
         return si::kExitUsage;
     }
 
-    Run run{r.format, r.epoch_unix_us, r.preset};
+    Run run{r.format, r.epoch_unix_us, r.preset, r.id_format, r.text_forms};
     if (r.read_stdin) {
         decode_stdin(run);
     } else {
@@ -105,7 +108,7 @@ int main(int argc, char** argv) {
                 decode_stdin(run);
             } else if (si::split_tokens(input).empty()) {
                 // An empty argument is an input too, and not an id.
-                const si::Decoded d = si::decode_token(input, run.epoch_unix_us);
+                const si::Decoded d = si::decode_token(input, run.epoch_unix_us, run.id_format);
                 run.any_invalid = true;
                 put(si::error_message(d, 0), stderr);
                 if (run.format == si::Format::Json) put(si::format_json(d), stdout);

@@ -68,11 +68,11 @@ void id_error_reply(Reply* r, const CaughtError& e) {
 }
 
 // A batch answer: count values made by fill(values, count) (its errors
-// caught: 503; a trivially destructible callable), as JSON by format;
-// false (and 500 or 503 in *r) unless the answer is made.
-template <typename T, typename Fill>
-bool batch_reply(Reply* r, int32_t count, size_t cap, Fill fill,
-                 size_t (*format)(char*, size_t, const T*, int32_t)) {
+// caught: 503; a trivially destructible callable), as JSON by
+// format(body, cap, values, count); false (and 500 or 503 in *r) unless the
+// answer is made.
+template <typename T, typename Fill, typename Format>
+bool batch_reply(Reply* r, int32_t count, size_t cap, Fill fill, Format format) {
     auto* values = static_cast<T*>(malloc(sizeof(T) * static_cast<size_t>(count)));
     char* body = static_cast<char*>(malloc(cap));
     if (values == nullptr || body == nullptr) {
@@ -117,8 +117,8 @@ void refusal_reply(Reply* r, const http::Refusal& f) {
     r->allow = f.allow;
 }
 
-// /v1/ids/batch: count ids as JSON.
-bool ids_batch(Reply* r, int32_t count) {
+// /v1/ids/batch: count ids as JSON, as strings in the format.
+bool ids_batch(Reply* r, int32_t count, core::TextFormat format) {
     // A request waits for ids (the next millisecond, a reservation, the
     // floor) at most kRequestWaitLimitMs, and not past a shutdown request:
     // then a 503 the client may retry, so that one request never holds the
@@ -128,21 +128,24 @@ bool ids_batch(Reply* r, int32_t count) {
     wait.yields = true;
     wait.deadline_us = monotonic_us() + kRequestWaitLimitMs * 1000;
     const auto fill = [wait](int64_t* ids, int32_t n) { fill_ids(ids, n, wait); };
-    return batch_reply<int64_t>(r, count, http::ids_json_capacity(count), fill, http::format_ids_json);
+    const auto write = [format](char* buf, size_t cap, const int64_t* ids, int32_t n) {
+        return http::format_ids_json(buf, cap, ids, n, format);
+    };
+    return batch_reply<int64_t>(r, count, http::ids_json_capacity(count), fill, write);
 }
 
 // /v1/uuids/batch: count UUIDv7 values as JSON.
 bool uuids_batch(Reply* r, int32_t count) {
     return batch_reply<core::Uuid>(r, count, http::uuids_json_capacity(count), &fill_uuids,
-                                   http::format_uuids_json);
+                                   &http::format_uuids_json);
 }
 
-// /v1/ids/{id}: the id decoded.
-void decode(Reply* r, const char* id_text) {
+// /v1/ids/{id}: the id, in the format of the query, decoded.
+void decode(Reply* r, const char* id_text, core::TextFormat format) {
     int64_t id = 0;
-    if (!http::parse_id(id_text, &id)) {
-        error_reply(r, MHD_HTTP_BAD_REQUEST, "22P02", "invalid snowflake id",
-                    "Give the id in the path as decimal digits, 0 to 9223372036854775807.");
+    http::IdTextError err;
+    if (!http::parse_id_text(id_text, format, &id, &err)) {
+        error_reply(r, MHD_HTTP_BAD_REQUEST, "22P02", err.message, err.hint, err.detail);
         return;
     }
     r->body = static_cast<char*>(malloc(kSmallCapacity));

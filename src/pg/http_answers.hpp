@@ -11,6 +11,7 @@
 
 #include "../core/http_request.hpp"
 #include "../core/prometheus.hpp"
+#include "../core/text_id.hpp"
 
 #include "pg_headers.hpp"
 
@@ -43,10 +44,11 @@ void refusal_reply(Reply* r, const snowflake::core::http::Refusal& f);
 // /v1/ids/batch and /v1/uuids/batch: count values as JSON; true when they
 // were made (else a 500 or the id path's 503 in *r). An ids request waits
 // at most kRequestWaitLimitMs (id_path.hpp).
-bool ids_batch(Reply* r, int32_t count);
+bool ids_batch(Reply* r, int32_t count, snowflake::core::TextFormat format);
 bool uuids_batch(Reply* r, int32_t count);
-// /v1/ids/{id}: the id decoded (400 for a bad one).
-void decode(Reply* r, const char* id_text);
+// /v1/ids/{id}: the id, in the format named by the query, decoded (400 for
+// a bad one).
+void decode(Reply* r, const char* id_text, snowflake::core::TextFormat format);
 // /readyz (and /healthz): the full reason only to a request with a valid
 // token; to others what is wrong without the details (coordinator endpoints
 // and errors, the lease holder's host, port and system identifier).

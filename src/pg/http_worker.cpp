@@ -151,13 +151,15 @@ void close_overdue_clients(int64_t now_ms) {
 }
 
 // The query's parameters: the first kMaxNames names (enough: an endpoint
-// takes at most one), and the first "count" value.
+// takes at most two), and the first "count" and "format" values.
 constexpr int kMaxNames = 32;
 struct QueryArgs {
     int n = 0;
     const char* names[kMaxNames];
     int counts = 0;
     const char* count = nullptr;
+    int formats = 0;
+    const char* format = nullptr;
 };
 
 // libmicrohttpd's callback for each query parameter: into QueryArgs.
@@ -165,6 +167,7 @@ MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* va
     auto* a = static_cast<QueryArgs*>(cls);
     if (a->n < kMaxNames) a->names[a->n++] = key;
     if (key != nullptr && strcmp(key, "count") == 0 && a->counts++ == 0) a->count = value;
+    if (key != nullptr && strcmp(key, "format") == 0 && a->formats++ == 0) a->format = value;
     return MHD_YES;
 }
 
@@ -181,6 +184,8 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
     rq.query_name_count = args.n;
     rq.count_occurrences = args.counts;
     rq.count = args.count;
+    rq.format_occurrences = args.formats;
+    rq.format = args.format;
     http::Access access;
     access.tokens = &tokens;
     access.listen = &listen_address;
@@ -207,14 +212,12 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
                     r->retry_after_s = v.retry_after_s;
                     return;
                 }
-                if (ids_batch(r, count)) request_stats.add_ids(count);
+                if (ids_batch(r, count, d.format)) request_stats.add_ids(count);
             } else {
                 if (uuids_batch(r, count)) request_stats.add_uuids(count);
             }
             return;
-        case http::Endpoint::IdDecode:
-            decode(r, route.id_text);
-            return;
+        case http::Endpoint::IdDecode: decode(r, route.id_text, d.format); return;
         case http::Endpoint::Livez:
             livez(r);
             return;

@@ -4,6 +4,8 @@
 #   1  every endpoint, against snowflake_decode() and snowflake_stats
 #   2  every error: a JSON body with a SQLSTATE code and a message
 #  15  a GET with a body, a trailing slash, unknown or repeated parameters
+#  20  text formats: batches as base32 and base62, a text id decoded only
+#      when its format is named, bad formats and bad text
 
 case_1() {
     echo "# case 1: every endpoint"
@@ -169,4 +171,97 @@ case_15() {
     longpath=$(head -c 40000 /dev/zero | tr '\0' 'x')
     req "$A" "/v1/ids/$longpath"
     like "15: a 40 KB path: 414 or 431" "$CODE" '^(414|431)$'
+}
+
+case_20() {
+    echo "# case 20: text formats: format= on /v1/ids/batch and /v1/ids/{id}"
+    start_a || return
+    req "$A" '/v1/ids/batch?count=50&format=base32'
+    is "20: ?count=50&format=base32: 200" "$CODE" 200
+    json_is "20: ... 50 ids of 13 characters of Crockford's base32" \
+        '[.ids[] | select(test("^[0-7][0-9A-HJKMNP-TV-Z]{12}$"))] | length' 50
+    json_is "20: ... strictly increasing as text (fixed width: text order is id order)" \
+        '[.ids as $u | range(1; $u | length) | select($u[.] <= $u[. - 1])] | length' 0
+    local b32 first
+    b32=$(jq -r '.ids | join(",")' <<<"$BODY")
+    first=${b32%%,*}
+    is "20: ... each is snowflake_encode(id, 'base32') of an id of worker 7 (SQL decodes them)" \
+        "$(pg_val "$A" "SELECT count(*) FILTER (WHERE snowflake_encode(snowflake_decode_text(x, 'base32'), 'base32') = x AND snowflake_worker_id(snowflake_decode_text(x, 'base32')) = 7) FROM unnest(string_to_array('$b32', ',')) x")" 50
+    req "$A" '/v1/ids/batch?format=base62&count=20'
+    json_is "20: ?format=base62&count=20: 20 ids of 11 base62 characters" \
+        '[.ids[] | select(test("^[0-9A-Za-z]{11}$"))] | length' 20
+    local b62
+    b62=$(jq -r '.ids | join(",")' <<<"$BODY")
+    is "20: ... strictly increasing, and above the base32 batch before them (SQL decodes them)" \
+        "$(pg_val "$A" "SELECT bool_and(v > snowflake_decode_text('${b32##*,}', 'base32')) AND (SELECT count(*) FROM (SELECT v, lag(v) OVER (ORDER BY o) AS p FROM unnest(string_to_array('$b62', ',')) WITH ORDINALITY AS t(x, o), LATERAL snowflake_decode_text(x, 'base62') v) s WHERE p IS NOT NULL AND v <= p) = 0 FROM unnest(string_to_array('$b62', ',')) x, LATERAL snowflake_decode_text(x, 'base62') v")" t
+    req "$A" '/v1/ids/batch?format=decimal&count=3'
+    json_is "20: ?format=decimal: decimal ids as today" '[.ids[] | select(test("^[0-9]{1,19}$"))] | length' 3
+
+    # Decoding: a text id only in the format named.
+    local id dec
+    id=$(pg_val "$A" "SELECT snowflake_decode_text('$first', 'base32')")
+    req "$A" "/v1/ids/$id"
+    dec=$BODY
+    json_is "20: /v1/ids/{id} names the id's text forms" '.base32 + " " + .base62' \
+        "$(pg_val "$A" "SELECT snowflake_encode($id, 'base32') || ' ' || snowflake_encode($id, 'base62')")"
+    req "$A" "/v1/ids/$first?format=base32"
+    is "20: /v1/ids/{base32}?format=base32: 200" "$CODE" 200
+    is "20: ... the same answer as for the decimal id" "$BODY" "$dec"
+    local lower
+    lower=$(tr 'A-Z' 'a-z' <<<"$first")
+    req "$A" "/v1/ids/${lower:0:4}-${lower:4:4}-${lower:8}?format=base32"
+    is "20: ... lower case with hyphens too (Crockford's lenient reading, as in SQL)" "$BODY" "$dec"
+    req "$A" "/v1/ids/$(jq -r .base62 <<<"$dec")?format=base62"
+    is "20: /v1/ids/{base62}?format=base62: the same answer" "$BODY" "$dec"
+    req "$A" "/v1/ids/$id?format=decimal"
+    is "20: /v1/ids/{id}?format=decimal: the same answer" "$BODY" "$dec"
+    req "$A" "/v1/ids/$first"
+    error_shape "20: a base32 id without ?format=base32: 400 22P02 (never guessed)" 400 22P02
+    req "$A" "/v1/ids/0000000000001"
+    is "20: ... 13 digits are a decimal id unless base32 is named" "$(jq -r .id <<<"$BODY")" 1
+    req "$A" "/v1/ids/0000000000001?format=base32"
+    is "20: ... and base32 1 when it is" "$(jq -r .id <<<"$BODY")" 1
+
+    # Bad formats and bad text: 400 with the endpoint's JSON error.
+    local c bad=""
+    for c in base64 Base32 BASE62 hex '' '%20base32' 'base32%00'; do
+        req "$A" "/v1/ids/batch?format=$c"
+        [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22023 ] || bad="$bad [$c: $CODE]"
+    done
+    req "$A" '/v1/ids/batch?format'
+    [ "$CODE" = 400 ] || bad="$bad [format without =: $CODE]"
+    req "$A" "/v1/ids/$id?format=base64"
+    [ "$CODE" = 400 ] || bad="$bad [decode base64: $CODE]"
+    is "20: unknown format names: 400, code 22023" "$bad" ""
+    req "$A" '/v1/ids/batch?format=base64'
+    error_shape "20: ... a JSON error" 400 22023
+    is "20: ... the formats in the message" "$(jq -r .message <<<"$BODY")" "format must be decimal, base32 or base62"
+    like "20: ... and a hint" "$(jq -r .hint <<<"$BODY")" 'base32'
+    req "$A" '/v1/ids/batch?format=base32&format=base62'
+    like "20: format given twice: 400 naming it" "$CODE $(jq -r .message <<<"$BODY")" '^400 .*"format".*more than once'
+    req "$A" '/v1/uuids/batch?format=base32'
+    like "20: /v1/uuids/batch takes no format: 400 naming it" "$CODE $(jq -r .message <<<"$BODY")" '^400 .*"format"'
+    req "$A" '/v1/ids/batch?count=0&format=base64'
+    is "20: a bad count is refused before a bad format" "$(jq -r .message <<<"$BODY")" "count must be a number from 1 to 10000"
+
+    bad=""
+    for c in 070FNENJ40W0 070FNENJ40W000 870FNENJ40W00 070FNENJ40W0U 070FNENJ40W0%21 '%FF70FNENJ40W0'; do
+        req "$A" "/v1/ids/$c?format=base32"
+        [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22P02 ] || bad="$bad [base32 $c: $CODE]"
+    done
+    for c in 0IfbtDtw5i 0IfbtDtw5i44 AzL8n0Y58m8 0IfbtDtw5i- 252752938651381760; do
+        req "$A" "/v1/ids/$c?format=base62"
+        [ "$CODE" = 400 ] && [ "$(jq -r .code <<<"$BODY" 2>/dev/null)" = 22P02 ] || bad="$bad [base62 $c: $CODE]"
+    done
+    is "20: bad base32 and base62 ids: 400, code 22P02" "$bad" ""
+    req "$A" '/v1/ids/070FNENJ40W0U?format=base32'
+    is "20: ... the message names the format" "$(jq -r .message <<<"$BODY")" "invalid base32 id"
+    is "20: ... the detail the offending character" "$(jq -r .detail <<<"$BODY")" \
+        "At character 13: not a character of Crockford's base32 (0-9 and A-Z without I, L, O, U)."
+    like "20: ... the hint what a base32 id looks like" "$(jq -r .hint <<<"$BODY")" '13 characters'
+    req "$A" '/v1/ids/AzL8n0Y58m8?format=base62'
+    is "20: a base62 id above 2^63 - 1: the detail says so" "$(jq -r .detail <<<"$BODY")" \
+        "The text as a whole: the value is above 2^63 - 1, the largest id."
+    req "$A" '/v1/ids/070FNENJ40W00?format=base32' -I
+    is "20: HEAD /v1/ids/{base32}?format=base32: 200" "$CODE" 200
 }

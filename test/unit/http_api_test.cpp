@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include <climits>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -165,11 +166,107 @@ TEST(HttpJson, Decoded) {
     // An id under the default epoch 2025-01-01.
     const int64_t epoch_ms = 1735689600000;
     const int64_t id = compose(60260000497, 7, 5);
-    char buf[200];
+    char buf[300];
     const size_t n = format_decoded_json(buf, sizeof(buf), id, epoch_ms);
     EXPECT_EQ(std::string(buf, n), "{\"id\":\"" + std::to_string(id) +
                                        "\",\"timestamp\":\"2026-11-29T10:53:20.497Z\",\"worker_id\":7,"
-                                       "\"sequence\":5,\"ms_since_epoch\":60260000497}");
+                                       "\"sequence\":5,\"ms_since_epoch\":60260000497,\"base32\":\"" +
+                                       encode_id(id, TextFormat::Base32) + "\",\"base62\":\"" +
+                                       encode_id(id, TextFormat::Base62) + "\"}");
+    // The documented example (docs/reference.md, HTTP API).
+    const size_t m = format_decoded_json(buf, sizeof(buf), 252752938651381760, epoch_ms);
+    EXPECT_EQ(
+        std::string(buf, m),
+        "{\"id\":\"252752938651381760\",\"timestamp\":\"2026-11-29T11:09:56.497Z\",\"worker_id\":7,"
+        "\"sequence\":0,\"ms_since_epoch\":60260996497,\"base32\":\"070FNENJ40W00\",\"base62\":\"0IfbtDtw5i4\"}");
+    // The largest id fits the worker's buffer many times over.
+    EXPECT_GT(format_decoded_json(buf, sizeof(buf), INT64_MAX, epoch_ms), 0u);
+    EXPECT_EQ(format_decoded_json(buf, 20, INT64_MAX, epoch_ms), 0u) << "too small: nothing, not a cut document";
+}
+
+TEST(HttpJson, IdsInATextFormat) {
+    const int64_t ids[3] = {252752938651381760, 252752938651381761, INT64_MAX};
+    char buf[ids_json_capacity(3)];
+    size_t n = format_ids_json(buf, sizeof(buf), ids, 3, TextFormat::Base32);
+    EXPECT_EQ(std::string(buf, n), "{\"ids\":[\"070FNENJ40W00\",\"070FNENJ40W01\",\"7ZZZZZZZZZZZZ\"]}");
+    n = format_ids_json(buf, sizeof(buf), ids, 3, TextFormat::Base62);
+    EXPECT_EQ(std::string(buf, n), "{\"ids\":[\"0IfbtDtw5i4\",\"0IfbtDtw5i5\",\"AzL8n0Y58m7\"]}");
+    n = format_ids_json(buf, sizeof(buf), ids, 3, TextFormat::Decimal);
+    EXPECT_EQ(std::string(buf, n),
+              "{\"ids\":[\"252752938651381760\",\"252752938651381761\",\"9223372036854775807\"]}");
+    EXPECT_EQ(format_ids_json(buf, sizeof(buf) - 1, ids, 3, TextFormat::Base62), 0u);
+    // The decimal capacity holds the longest batch in every format.
+    std::vector<int64_t> many(kMaxCount, INT64_MAX);
+    std::vector<char> big(ids_json_capacity(kMaxCount));
+    for (TextFormat f : {TextFormat::Decimal, TextFormat::Base32, TextFormat::Base62})
+        EXPECT_GT(format_ids_json(big.data(), big.size(), many.data(), kMaxCount, f), 0u);
+}
+
+TEST(HttpIdText, EachFormatNamedNeverGuessed) {
+    int64_t id = -1;
+    IdTextError err;
+    EXPECT_TRUE(parse_id_text("252752938651381760", TextFormat::Decimal, &id, &err));
+    EXPECT_EQ(id, 252752938651381760);
+    EXPECT_TRUE(parse_id_text("070FNENJ40W00", TextFormat::Base32, &id, &err));
+    EXPECT_EQ(id, 252752938651381760);
+    EXPECT_TRUE(parse_id_text("070f-nenj-40w00", TextFormat::Base32, &id, &err)) << "lenient, as in SQL";
+    EXPECT_EQ(id, 252752938651381760);
+    EXPECT_TRUE(parse_id_text("0IfbtDtw5i4", TextFormat::Base62, &id, &err));
+    EXPECT_EQ(id, 252752938651381760);
+    // A base32 or base62 id is not read as decimal, nor the other way round.
+    IdTextError d;
+    EXPECT_FALSE(parse_id_text("070FNENJ40W00", TextFormat::Decimal, &id, &d));
+    EXPECT_STREQ(d.message, "invalid snowflake id");
+    EXPECT_STREQ(d.detail, "At character 4: not a decimal digit.");
+    EXPECT_NE(std::string(d.hint).find("?format=base32"), std::string::npos);
+    IdTextError b;
+    EXPECT_FALSE(parse_id_text("252752938651381760", TextFormat::Base32, &id, &b));
+    EXPECT_STREQ(b.message, "invalid base32 id");
+    EXPECT_STREQ(b.detail, "The text as a whole: a base32 id is 13 characters (hyphens aside).");
+    IdTextError u;
+    EXPECT_FALSE(parse_id_text("070FNENJ40W0U", TextFormat::Base32, &id, &u));
+    EXPECT_STREQ(u.detail,
+                 "At character 13: not a character of Crockford's base32 (0-9 and A-Z without I, L, O, U).");
+    IdTextError s;
+    EXPECT_FALSE(parse_id_text("0IfbtDtw5i-", TextFormat::Base62, &id, &s));
+    EXPECT_STREQ(s.message, "invalid base62 id");
+    EXPECT_STREQ(s.detail, "At character 11: not a base62 character (0-9, A-Z, a-z).");
+    EXPECT_GT(std::strlen(s.hint), 0u);
+    IdTextError o;
+    EXPECT_FALSE(parse_id_text("AzL8n0Y58m8", TextFormat::Base62, &id, &o));
+    EXPECT_STREQ(o.detail, "The text as a whole: the value is above 2^63 - 1, the largest id.");
+    IdTextError e;
+    EXPECT_FALSE(parse_id_text("", TextFormat::Base62, &id, &e));
+    EXPECT_FALSE(parse_id_text(nullptr, TextFormat::Decimal, &id, &e));
+    // Decimal reads as parse_id does.
+    for (const char* v : {"0", "9223372036854775807", "9223372036854775808", "-1", "+1", " 1", "1a", ""}) {
+        int64_t a = 0, b2 = 0;
+        IdTextError x;
+        EXPECT_EQ(parse_id_text(v, TextFormat::Decimal, &a, &x), parse_id(v, &b2)) << v;
+    }
+}
+
+TEST(HttpQuery, FormatOnTheIdsBatchAndTheDecodeOnce) {
+    const char* both[] = {"format", "count"};
+    EXPECT_EQ(check_query(Endpoint::IdsBatch, both, 2).kind, QueryVerdict::Kind::Ok);
+    const char* format[] = {"format"};
+    EXPECT_EQ(check_query(Endpoint::IdDecode, format, 1).kind, QueryVerdict::Kind::Ok);
+    for (Endpoint e : {Endpoint::UuidsBatch, Endpoint::Readyz, Endpoint::Livez, Endpoint::Metrics}) {
+        const QueryVerdict v = check_query(e, format, 1);
+        EXPECT_EQ(v.kind, QueryVerdict::Kind::Unknown);
+        EXPECT_STREQ(v.name, "format");
+    }
+    const char* twice[] = {"count", "format", "format"};
+    const QueryVerdict v = check_query(Endpoint::IdsBatch, twice, 3);
+    EXPECT_EQ(v.kind, QueryVerdict::Kind::Repeated);
+    EXPECT_STREQ(v.name, "format");
+    TextFormat f = TextFormat::Base62;
+    EXPECT_TRUE(parse_format(0, nullptr, &f));
+    EXPECT_EQ(f, TextFormat::Decimal);
+    EXPECT_TRUE(parse_format(1, "base32", &f));
+    EXPECT_EQ(f, TextFormat::Base32);
+    EXPECT_FALSE(parse_format(2, "base32", &f));
+    EXPECT_FALSE(parse_format(1, nullptr, &f));
 }
 
 TEST(HttpJson, Rfc3339) {

@@ -16,13 +16,13 @@ namespace {
 
 // The checks that can fail, in their order.
 const Check kChecks[] = {Check::Exposure, Check::Host,  Check::Token, Check::Route,
-                         Check::Method,   Check::Query, Check::Count};
+                         Check::Method,   Check::Query, Check::Count, Check::Format};
 constexpr int kCheckCount = sizeof(kChecks) / sizeof(kChecks[0]);
 
 // A request to /v1/ids/batch on 127.0.0.1:8080 that passes every check, with
 // the faults of `failing` (bits: index in kChecks) put into it. Exposure and
-// Host need an endpoint without a token, Token one with a token; Count needs
-// a batch, Route a path that is none.
+// Host need an endpoint without a token, Token one with a token; Count and
+// Format need /v1/ids/batch, Route a path that is none.
 struct Case {
     Tokens tokens;
     ListenAddress listen;
@@ -39,7 +39,7 @@ struct Case {
         };
         const bool no_token = has(Check::Exposure) || has(Check::Host);
         if (no_token && has(Check::Token)) possible = false;
-        if (has(Check::Route) && has(Check::Count)) possible = false;
+        if (has(Check::Route) && (has(Check::Count) || has(Check::Format))) possible = false;
         if (has(Check::Token)) {
             tokens.configured = true;
             EXPECT_EQ(add_tokens(&tokens, "good"), nullptr);
@@ -55,6 +55,10 @@ struct Case {
         if (has(Check::Count)) {
             request.count_occurrences = 1;
             request.count = "0";
+        }
+        if (has(Check::Format)) {
+            request.format_occurrences = 1;
+            request.format = "base64";
         }
         access.tokens = &tokens;
         access.listen = &listen;
@@ -77,6 +81,7 @@ const Expected kExpected[] = {
     {Check::Method, 405, "0A000", "method not allowed"},
     {Check::Query, 400, "22023", "unknown query parameter \"foo\""},
     {Check::Count, 400, "22023", "count must be a number from 1 to 10000"},
+    {Check::Format, 400, "22023", "format must be decimal, base32 or base62"},
 };
 
 void expect_refused_by(const Decision& d, int i, const std::string& what) {
@@ -121,8 +126,8 @@ TEST(HttpRequest, OfTwoFailingChecksTheFirstAnswers) {
         }
     }
     // Exposure and Host are checked only without a token, Token only with
-    // one; Count only on the batches, which are routes.
-    const std::vector<std::pair<int, int>> expected = {{0, 2}, {1, 2}, {3, 6}};
+    // one; Count and Format only on paths that take them, which are routes.
+    const std::vector<std::pair<int, int>> expected = {{0, 2}, {1, 2}, {3, 6}, {3, 7}};
     EXPECT_EQ(exclusive, expected);
 }
 
@@ -167,7 +172,63 @@ TEST(HttpRequest, TheCountAndTheRepeatedParameter) {
     const Decision r = check_request(c.request, c.access);
     EXPECT_EQ(r.failed, Check::Query);
     EXPECT_STREQ(r.refusal.message, "query parameter \"count\" is given more than once");
-    EXPECT_STREQ(r.refusal.hint, "This path takes one parameter, count, at most once.");
+    EXPECT_STREQ(r.refusal.hint, "This path takes two parameters, count and format, each at most once.");
+}
+
+TEST(HttpRequest, TheFormat) {
+    Case c(0);
+    EXPECT_EQ(check_request(c.request, c.access).format, snowflake::core::TextFormat::Decimal) << "the default";
+    const char* format[1] = {"format"};
+    c.request.query_names = format;
+    c.request.query_name_count = 1;
+    c.request.format_occurrences = 1;
+    const std::pair<const char*, snowflake::core::TextFormat> good[] = {
+        {"decimal", snowflake::core::TextFormat::Decimal},
+        {"base32", snowflake::core::TextFormat::Base32},
+        {"base62", snowflake::core::TextFormat::Base62}};
+    for (const auto& [name, f] : good) {
+        c.request.format = name;
+        const Decision d = check_request(c.request, c.access);
+        EXPECT_EQ(d.failed, Check::Passed) << name;
+        EXPECT_EQ(d.format, f) << name;
+    }
+    // Exact names only: no case folding, no guessing, no empty value.
+    for (const char* bad : {"Base32", "BASE62", "base64", "hex", "", " base32", "base32 ", "b32"}) {
+        c.request.format = bad;
+        const Decision d = check_request(c.request, c.access);
+        EXPECT_EQ(d.failed, Check::Format) << bad;
+        EXPECT_EQ(d.refusal.status, 400u);
+        EXPECT_STREQ(d.refusal.code, "22023");
+        EXPECT_STREQ(d.refusal.message, "format must be decimal, base32 or base62");
+    }
+    c.request.format = nullptr;  // "?format" without "="
+    EXPECT_EQ(check_request(c.request, c.access).failed, Check::Format);
+    // /v1/ids/{id} takes format too; /v1/uuids/batch does not.
+    c.request.format = "base62";
+    c.request.route = route("GET", "/v1/ids/0IfbtDtw5i4");
+    const Decision d = check_request(c.request, c.access);
+    EXPECT_EQ(d.failed, Check::Passed);
+    EXPECT_EQ(d.format, snowflake::core::TextFormat::Base62);
+    c.request.route = route("GET", "/v1/uuids/batch");
+    const Decision u = check_request(c.request, c.access);
+    EXPECT_EQ(u.failed, Check::Query);
+    EXPECT_STREQ(u.refusal.message, "unknown query parameter \"format\"");
+    EXPECT_STREQ(u.refusal.hint, "This path takes one parameter, count, at most once.");
+    // Given twice: a refused query, before the format's value is looked at.
+    const char* twice[2] = {"format", "format"};
+    c.request.route = route("GET", "/v1/ids/batch");
+    c.request.query_names = twice;
+    c.request.query_name_count = 2;
+    c.request.format_occurrences = 2;
+    const Decision t = check_request(c.request, c.access);
+    EXPECT_EQ(t.failed, Check::Query);
+    EXPECT_STREQ(t.refusal.message, "query parameter \"format\" is given more than once");
+    EXPECT_STREQ(t.refusal.hint, "This path takes two parameters, count and format, each at most once.");
+    // An unknown path's hint lists the paths with their parameters.
+    Case nowhere(1u << 3);
+    const std::string hint = check_request(nowhere.request, nowhere.access).refusal.hint;
+    EXPECT_NE(hint.find("/v1/ids/batch?count=N&format=F"), std::string::npos) << hint;
+    EXPECT_NE(hint.find("/v1/ids/{id}?format=F"), std::string::npos) << hint;
 }
 
 TEST(HttpTokens, TheTokenFileIsCheckedInOrder) {

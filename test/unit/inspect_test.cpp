@@ -439,3 +439,96 @@ TEST(InspectPresets, WorkerHalvesOfTwitterAndDiscordIds) {
     add_preset_fields(&d, Preset::Twitter);
     EXPECT_EQ(d.preset, Preset::None);
 }
+
+// ---------------------------------------------------------------------------
+// Text formats of ids (--format, --text-forms)
+
+TEST(InspectTextIds, FormatOption) {
+    EXPECT_EQ(parse({"1"}).id_format, core::TextFormat::Decimal) << "decimal by default";
+    EXPECT_EQ(parse({"--format", "base32", "x"}).id_format, core::TextFormat::Base32);
+    EXPECT_EQ(parse({"--format=base62", "x"}).id_format, core::TextFormat::Base62);
+    EXPECT_EQ(parse({"-f", "decimal", "1"}).id_format, core::TextFormat::Decimal);
+    const Request combined = parse({"-tjfbase62", "x"});
+    EXPECT_EQ(combined.action, Action::Decode);
+    EXPECT_EQ(combined.id_format, core::TextFormat::Base62);
+    EXPECT_TRUE(combined.text_forms);
+    EXPECT_EQ(combined.format, Format::Json);
+    const Request separate = parse({"-tf", "base32", "x"});
+    EXPECT_EQ(separate.id_format, core::TextFormat::Base32);
+    EXPECT_EQ(separate.inputs, std::vector<std::string>{"x"});
+    EXPECT_TRUE(parse({"--text-forms", "1"}).text_forms);
+    EXPECT_FALSE(parse({"1"}).text_forms);
+    // Exact names only, as in SQL: no case folding, no other names.
+    for (const char* bad : {"Base32", "BASE62", "base64", "hex", ""}) {
+        const Request r = parse({"--format", bad, "1"});
+        EXPECT_EQ(r.action, Action::Usage) << bad;
+        EXPECT_NE(r.error.find("decimal, base32 or base62"), std::string::npos) << r.error;
+    }
+    EXPECT_EQ(parse({"--format"}).action, Action::Usage);
+    EXPECT_EQ(parse({"-f"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "0", "--format", "base32"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--from-timestamp", "0", "-t"}).action, Action::Usage);
+    EXPECT_NE(usage_text().find("--format=FORMAT"), std::string::npos);
+    EXPECT_NE(usage_text().find("--text-forms"), std::string::npos);
+}
+
+TEST(InspectTextIds, DecodedOnlyInTheFormatNamed) {
+    const Decoded b32 = decode_token("070FNENJ40W00", kDefaultEpochUs, core::TextFormat::Base32);
+    ASSERT_EQ(b32.kind, Kind::Snowflake);
+    EXPECT_EQ(b32.id, 252752938651381760);
+    EXPECT_EQ(b32.canonical, "252752938651381760");
+    EXPECT_EQ(b32.input, "070FNENJ40W00");
+    EXPECT_EQ(b32.worker, 7);
+    const Decoded dec = decode("252752938651381760");
+    EXPECT_EQ(b32.unix_us, dec.unix_us);
+    // Lenient as Crockford's base32 and SQL: either case, hyphens ignored.
+    EXPECT_EQ(decode_token("070f-nenj-40w00", kDefaultEpochUs, core::TextFormat::Base32).id, 252752938651381760);
+    EXPECT_EQ(decode_token("0IfbtDtw5i4", kDefaultEpochUs, core::TextFormat::Base62).id, 252752938651381760);
+    // Never guessed: a base32 id is not decimal, and digits are not base32
+    // unless the format says so.
+    EXPECT_EQ(decode("070FNENJ40W00").kind, Kind::Invalid);
+    EXPECT_EQ(decode("0000000000001").id, 1);
+    EXPECT_EQ(decode_token("0000000000001", kDefaultEpochUs, core::TextFormat::Base32).id, 1);
+    const Decoded digits = decode_token("252752938651381760", kDefaultEpochUs, core::TextFormat::Base32);
+    EXPECT_EQ(digits.kind, Kind::Invalid);
+    EXPECT_EQ(digits.error, "not a base32 id: a base32 id is 13 characters (hyphens aside)");
+    const Decoded bad = decode_token("0IfbtDtw5i-", kDefaultEpochUs, core::TextFormat::Base62);
+    EXPECT_EQ(bad.error, "not a base62 id: not a base62 character (0-9, A-Z, a-z) (character 11)");
+    EXPECT_EQ(decode_token("AzL8n0Y58m8", kDefaultEpochUs, core::TextFormat::Base62).error,
+              "not a base62 id: the value is above 2^63 - 1, the largest id");
+    EXPECT_EQ(decode_token("870FNENJ40W00", kDefaultEpochUs, core::TextFormat::Base32).kind, Kind::Invalid);
+    // A UUID is a UUID in every format (no id of any format has 32 digits).
+    const Decoded u = decode_token("01a22700-f63a-78f3-a26f-1db9e426f23a", kDefaultEpochUs,
+                                   core::TextFormat::Base62);
+    EXPECT_EQ(u.kind, Kind::Uuid);
+    EXPECT_EQ(format_text(u), format_text(decode("01a22700-f63a-78f3-a26f-1db9e426f23a")));
+}
+
+TEST(InspectTextIds, TextForms) {
+    Decoded d = decode("252752938651381760");
+    const std::string plain_text = format_text(d), plain_json = format_json(d);
+    add_text_forms(&d);
+    EXPECT_EQ(format_text(d), plain_text + " base32=070FNENJ40W00 base62=0IfbtDtw5i4");
+    EXPECT_EQ(format_json(d), plain_json.substr(0, plain_json.size() - 1) +
+                                  ",\"base32\":\"070FNENJ40W00\",\"base62\":\"0IfbtDtw5i4\"}");
+    Decoded max = decode("9223372036854775807");
+    add_text_forms(&max);
+    EXPECT_EQ(max.base32, "7ZZZZZZZZZZZZ");
+    EXPECT_EQ(max.base62, "AzL8n0Y58m7");
+    // After a preset's halves of the worker id.
+    Decoded tw = decode("1");
+    add_preset_fields(&tw, Preset::Twitter);
+    add_text_forms(&tw);
+    EXPECT_NE(format_json(tw).find(
+                  "\"datacenter_worker\":0,\"base32\":\"0000000000001\",\"base62\":\"00000000001\"}"),
+              std::string::npos)
+        << format_json(tw);
+    // Nothing for UUIDs and invalid input.
+    Decoded u = decode("01a22700-f63a-78f3-a26f-1db9e426f23a");
+    const std::string ut = format_text(u);
+    add_text_forms(&u);
+    EXPECT_EQ(format_text(u), ut);
+    Decoded x = decode("abc");
+    add_text_forms(&x);
+    EXPECT_TRUE(x.base32.empty());
+}

@@ -137,6 +137,13 @@ TEST(TextId, IdsRoundTripAndSortAsTheirValues) {
     EXPECT_EQ(core::encode_id(INT64_MAX, core::TextFormat::Base32), "7ZZZZZZZZZZZZ");
     EXPECT_EQ(core::encode_id(0, core::TextFormat::Base32), "0000000000000");
     EXPECT_EQ(core::encode_id(-1, core::TextFormat::Base32), "");
+    char buf[core::kMaxIdTextChars];
+    EXPECT_EQ(core::write_id_text(buf, sizeof(buf), INT64_MAX, core::TextFormat::Decimal), 19u);
+    EXPECT_EQ(std::string(buf, 19), "9223372036854775807");
+    EXPECT_EQ(core::write_id_text(buf, sizeof(buf), 0, core::TextFormat::Decimal), 1u);
+    EXPECT_EQ(core::write_id_text(buf, sizeof(buf), -1, core::TextFormat::Base62), 0u);
+    EXPECT_EQ(core::write_id_text(buf, sizeof(buf) - 1, 5, core::TextFormat::Base62), 0u)
+        << "room for any id, or none";
 }
 
 TEST(TextId, Base32DecodesLenientlyAsCrockfordSays) {
