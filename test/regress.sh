@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids)
+PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids convert)
 NO_WORKER_TESTS=(no_worker_id)
 NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids)
 if [ $# -gt 0 ]; then
