@@ -450,7 +450,15 @@ BEGIN
 
     -- The identity goes (with its sequence), then every relation of the tree
     -- draws snowflake_nextval().
-    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE identity <> '' ORDER BY depth, qname LOOP
+    -- (From PostgreSQL 17 the partitions of an identity column share it: its
+    -- DROP IDENTITY on the partitioned table drops theirs, and one on a
+    -- partition is refused.)
+    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE identity <> ''
+             AND NOT (current_setting('server_version_num')::int >= 170000 AND depth > 0
+                      AND EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class pc ON pc.oid = t.relid AND pc.relispartition
+                                  JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = col AND pa.attidentity <> ''
+                                  WHERE i.inhrelid = t.relid))
+             ORDER BY depth, qname LOOP
         drops := drops || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY IF EXISTS', r.qname, col);
     END LOOP;
     FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE NOT draws_snowflake OR identity <> '' ORDER BY depth, qname LOOP
