@@ -253,9 +253,10 @@ COMMENT ON FUNCTION snowflake_ulid_to_uuid(text) IS
 -- Converting existing tables (1.3) ---------------------------------------------
 -- snowflake_convert turns a serial, bigserial or identity column (and the same
 -- column of every partition and inheritance child) into one that draws
--- snowflake_nextval(). Every statement it runs is built with format('%I') and
--- format('%L'), and returned; with dry_run it only returns them. The caller's
--- transaction holds the ACCESS EXCLUSIVE locks it takes until it ends.
+-- snowflake_nextval(). Every name in the statements it runs is quoted by
+-- format('%I'), and each statement is returned; with dry_run it only returns
+-- them. The caller's transaction holds the ACCESS EXCLUSIVE locks it takes
+-- until it ends.
 
 CREATE FUNCTION snowflake_convert(tab regclass, col name DEFAULT 'id',
                                   drop_sequence boolean DEFAULT false,
@@ -290,8 +291,8 @@ BEGIN
                   HINT = 'Name the table and the column; leave an option out to take its default.';
     END IF;
 
-    SELECT e.extnamespace::regnamespace::name INTO ext_schema
-    FROM pg_extension e WHERE e.extname = 'snowflake';
+    SELECT n.nspname INTO ext_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
     nextval_oid := format('%I.snowflake_nextval()', ext_schema)::regprocedure::oid;
 
     -- The table itself: a table or a partitioned table, owned by the caller.

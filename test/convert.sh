@@ -20,6 +20,8 @@
 #      integer column cannot take the new ids (its apply worker reports an
 #      error and nothing arrives) until it is widened there too; then the
 #      row arrives. What docs/migration.md tells subscribers.
+#   4. The extension in a schema whose name needs quoting ("Snow Flake"):
+#      the default names the function there, quoted.
 #
 # No timing is asserted: each wait is for a condition, with a generous limit.
 # Prints "ok - ..." / "not ok - ..." lines; exits non-zero on any failure.
@@ -212,6 +214,22 @@ SQL
         not_ok "once widened on the subscriber too, the new row arrives with its snowflake id" "publisher: $want"
     fi
     db "$SUB" subnarrow -c "SET client_min_messages = warning" -c "DROP SUBSCRIPTION tickets_sub" >/dev/null || not_ok "the subscription is dropped"
+}
+
+case_4() {
+    echo "# case 4: the extension in a schema whose name needs quoting"
+    pg_psql "$DST" -c "CREATE DATABASE relocated" || { bail "database relocated"; return; }
+    db "$DST" relocated >/dev/null <<'SQL' || { bail "the extension in schema \"Snow Flake\""; return; }
+CREATE SCHEMA "Snow Flake";
+CREATE EXTENSION snowflake SCHEMA "Snow Flake";
+CREATE TABLE t (id bigserial PRIMARY KEY);
+SQL
+    local got
+    got=$(dbval "$DST" relocated "SELECT string_agg(s, ' ; ') FROM \"Snow Flake\".snowflake_convert('t') AS s")
+    is "the statements name the function in its schema, quoted" "$got" \
+        'LOCK TABLE public.t IN ACCESS EXCLUSIVE MODE ; ALTER TABLE ONLY public.t ALTER COLUMN id SET DEFAULT "Snow Flake".snowflake_nextval()'
+    got=$(dbval "$DST" relocated "INSERT INTO t DEFAULT VALUES RETURNING \"Snow Flake\".snowflake_worker_id(id)")
+    is "the converted table draws ids there" "$got" 3
 }
 
 run_cases convert "$@"
