@@ -97,6 +97,39 @@ DECLARE
     nextval_oid oid;
     tab_name text;
     tree jsonb;
+    tree_locked jsonb;
+    -- The tree as jsonb ($1 the table, $2 the column, $3 snowflake_nextval()):
+    -- read before the locks and again after them.
+    tree_sql constant text := $tree$
+    WITH RECURSIVE descendants(relid, depth) AS (
+        SELECT $1, 0
+        UNION ALL
+        SELECT i.inhrelid, t.depth + 1 FROM pg_inherits i JOIN descendants t ON i.inhparent = t.relid
+    ), once AS (
+        SELECT relid, min(depth) AS depth FROM descendants GROUP BY relid
+    )
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+           'relid', c.oid, 'depth', o.depth, 'qname', format('%I.%I', n.nspname, c.relname),
+           'relkind', c.relkind, 'relowner', c.relowner, 'attnum', a.attnum, 'typid', a.atttypid,
+           'identity', a.attidentity, 'has_default', ad.oid IS NOT NULL,
+           'draws_snowflake', EXISTS (SELECT 1 FROM pg_depend d
+                   WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+                     AND d.refclassid = 'pg_proc'::regclass AND d.refobjid = $3),
+           'seq', CASE WHEN a.attidentity <> '' THEN
+                    (SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+                     WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid
+                       AND d.refobjsubid = a.attnum AND d.deptype = 'i' LIMIT 1)
+                ELSE
+                    (SELECT d.refobjid FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+                     WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+                       AND d.refclassid = 'pg_class'::regclass LIMIT 1)
+           END) ORDER BY c.oid), '[]')
+    FROM once o
+    JOIN pg_class c ON c.oid = o.relid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    $tree$;
     target record;
     r record;
     stmts text[] := '{}';
@@ -135,34 +168,7 @@ BEGIN
 
     -- The tree: the table, its partitions and inheritance children, parents
     -- first (depth), each once.
-    WITH RECURSIVE descendants(relid, depth) AS (
-        SELECT tab::oid, 0
-        UNION ALL
-        SELECT i.inhrelid, t.depth + 1 FROM pg_inherits i JOIN descendants t ON i.inhparent = t.relid
-    ), once AS (
-        SELECT relid, min(depth) AS depth FROM descendants GROUP BY relid
-    )
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-           'relid', c.oid, 'depth', o.depth, 'qname', format('%I.%I', n.nspname, c.relname),
-           'relkind', c.relkind, 'relowner', c.relowner, 'attnum', a.attnum, 'typid', a.atttypid,
-           'identity', a.attidentity, 'has_default', ad.oid IS NOT NULL,
-           'draws_snowflake', EXISTS (SELECT 1 FROM pg_depend d
-                   WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
-                     AND d.refclassid = 'pg_proc'::regclass AND d.refobjid = nextval_oid),
-           'seq', CASE WHEN a.attidentity <> '' THEN
-                    (SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
-                     WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid
-                       AND d.refobjsubid = a.attnum AND d.deptype = 'i' LIMIT 1)
-                ELSE
-                    (SELECT d.refobjid FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
-                     WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
-                       AND d.refclassid = 'pg_class'::regclass LIMIT 1)
-           END)), '[]') INTO tree
-    FROM once o
-    JOIN pg_class c ON c.oid = o.relid
-    JOIN pg_namespace n ON n.oid = c.relnamespace
-    LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
-    LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum;
+    EXECUTE tree_sql INTO tree USING tab::oid, col, nextval_oid;
 
     FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE NOT pg_has_role(current_user, relowner, 'USAGE') ORDER BY depth, qname LOOP
         RAISE EXCEPTION 'must be owner of table %', r.qname
@@ -306,6 +312,15 @@ BEGIN
             EXIT WHEN stmt NOT LIKE 'LOCK TABLE %';
             EXECUTE stmt;
         END LOOP;
+        -- A partition, child or default that changed while the locks were
+        -- awaited would not be converted: the caller tries again.
+        EXECUTE tree_sql INTO tree_locked USING tab::oid, col, nextval_oid;
+        IF tree_locked IS DISTINCT FROM tree THEN
+            RAISE EXCEPTION 'table "%" changed during snowflake_convert', tab_name
+                USING ERRCODE = 'serialization_failure',
+                      DETAIL = 'A partition, inheritance child or default of the table was added or changed while snowflake_convert waited for its locks.',
+                      HINT = 'Call snowflake_convert again.';
+        END IF;
     END IF;
 
     -- Every existing value must lie below every id this node will issue: below

@@ -22,6 +22,11 @@
 #      row arrives. What docs/migration.md tells subscribers.
 #   4. The extension in a schema whose name needs quoting ("Snow Flake"):
 #      the default names the function there, quoted.
+#   5. A partition created (by another session) after the conversion read
+#      the catalog and before it got its lock: the call fails with 40001
+#      and changes nothing; a second call converts every partition. The
+#      other session commits once the conversion waits for its lock
+#      (pg_stat_activity), not after a sleep.
 #
 # No timing is asserted: each wait is for a condition, with a generous limit.
 # Prints "ok - ..." / "not ok - ..." lines; exits non-zero on any failure.
@@ -230,6 +235,44 @@ SQL
         'LOCK TABLE public.t IN ACCESS EXCLUSIVE MODE ; ALTER TABLE ONLY public.t ALTER COLUMN id SET DEFAULT "Snow Flake".snowflake_nextval()'
     got=$(dbval "$DST" relocated "INSERT INTO t DEFAULT VALUES RETURNING \"Snow Flake\".snowflake_worker_id(id)")
     is "the converted table draws ids there" "$got" 3
+}
+
+case_5() {
+    echo "# case 5: a partition added while snowflake_convert waits for its lock"
+    pg_psql "$DST" -c "CREATE DATABASE raced" || { bail "database raced"; return; }
+    db "$DST" raced >/dev/null <<'SQL' || { bail "the partitioned table"; return; }
+CREATE EXTENSION snowflake;
+CREATE TABLE race (id bigserial, at date NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE race_2020 PARTITION OF race FOR VALUES FROM ('2020-01-01') TO ('2021-01-01');
+SQL
+    # Session A adds a partition and commits only once session B (the
+    # conversion, which read the catalog before) waits for a lock on race.
+    db "$DST" raced >"$SUITE_DIR/race_a.log" 2>&1 <<'SQL' &
+BEGIN;
+CREATE TABLE race_2021 PARTITION OF race FOR VALUES FROM ('2021-01-01') TO ('2022-01-01');
+DO $$
+BEGIN
+    FOR i IN 1 .. 1200 LOOP
+        EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity
+                          WHERE wait_event_type = 'Lock' AND query LIKE '%snowflake_convert(''race''%');
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+COMMIT;
+SQL
+    local a_pid=$! out
+    # B starts once A holds the partition uncommitted (A is in its DO loop).
+    wait_for "session A waits" 60 wait_value "$DST" raced \
+        "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'active' AND query LIKE 'DO %'" 1 \
+        || { bail "session A holds the new partition" "$(cat "$SUITE_DIR/race_a.log")"; wait "$a_pid"; return; }
+    out=$(db "$DST" raced -A -t -c "SELECT count(*) FROM snowflake_convert('race')" 2>&1)
+    wait "$a_pid" || not_ok "session A commits" "$(cat "$SUITE_DIR/race_a.log")"
+    like "a partition added while it waited for its lock: 40001, changed nothing" "$out" \
+        'table "public.race" changed during snowflake_convert'
+    is "the partitions keep the sequence's default" \
+        "$(dbval "$DST" raced "SELECT count(*) FROM pg_attrdef WHERE pg_get_expr(adbin, adrelid) LIKE 'nextval%'")" 3
+    out=$(dbval "$DST" raced "SELECT string_agg(s, ' ; ') FROM snowflake_convert('race') AS s WHERE s LIKE 'ALTER%'")
+    like "called again, it converts the new partition too" "$out" 'ALTER TABLE ONLY public\.race_2021 ALTER COLUMN id SET DEFAULT'
 }
 
 run_cases convert "$@"
