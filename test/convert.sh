@@ -253,10 +253,14 @@ CREATE TABLE race_2021 PARTITION OF race FOR VALUES FROM ('2021-01-01') TO ('202
 DO $$
 BEGIN
     FOR i IN 1 .. 1200 LOOP
-        EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity
-                          WHERE wait_event_type = 'Lock' AND query LIKE '%snowflake_convert(''race''%');
+        PERFORM pg_stat_clear_snapshot();  -- else the transaction sees its first reading only
+        IF EXISTS (SELECT 1 FROM pg_stat_activity
+                   WHERE wait_event_type = 'Lock' AND query LIKE '%snowflake_convert(''race''%') THEN
+            RETURN;
+        END IF;
         PERFORM pg_sleep(0.05);
     END LOOP;
+    RAISE EXCEPTION 'the conversion did not wait for its lock within 60 s';
 END $$;
 COMMIT;
 SQL
