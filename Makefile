@@ -114,7 +114,7 @@ SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 # make installcheck: the preloaded pg_regress suites on a temporary instance
 # (test/regress.sh runs the same three runs for make test). Two more runs,
 # without a worker id and without preload, come first (see below).
-REGRESS      = generator decode bad_input settings uuidv7 text_ids
+REGRESS      = generator decode bad_input settings uuidv7 text_ids convert
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.conf \
                --load-extension=snowflake
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \

@@ -250,6 +250,285 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_ulid_to_uuid(text) IS
 'the UUID of a ULID''s 26 characters (either case); an error for text that is not one';
 
+-- Converting existing tables (1.3) ---------------------------------------------
+-- snowflake_convert turns a serial, bigserial or identity column (and the same
+-- column of every partition and inheritance child) into one that draws
+-- snowflake_nextval(). Every name in the statements it runs is quoted by
+-- format('%I'), and each statement is returned; with dry_run it only returns
+-- them. The caller's transaction holds the ACCESS EXCLUSIVE locks it takes
+-- until it ends.
+
+CREATE FUNCTION snowflake_convert(tab regclass, col name DEFAULT 'id',
+                                  drop_sequence boolean DEFAULT false,
+                                  widen boolean DEFAULT false,
+                                  raise_floor boolean DEFAULT false,
+                                  dry_run boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+    ext_schema name;
+    nextval_oid oid;
+    tab_name text;
+    tree jsonb;
+    tree_locked jsonb;
+    -- The tree as jsonb ($1 the table, $2 the column, $3 snowflake_nextval()):
+    -- read before the locks and again after them.
+    tree_sql constant text := $tree$
+    WITH RECURSIVE descendants(relid, depth) AS (
+        SELECT $1, 0
+        UNION ALL
+        SELECT i.inhrelid, t.depth + 1 FROM pg_inherits i JOIN descendants t ON i.inhparent = t.relid
+    ), once AS (
+        SELECT relid, min(depth) AS depth FROM descendants GROUP BY relid
+    )
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+           'relid', c.oid, 'depth', o.depth, 'qname', format('%I.%I', n.nspname, c.relname),
+           'relkind', c.relkind, 'relowner', c.relowner, 'attnum', a.attnum, 'typid', a.atttypid,
+           'identity', a.attidentity, 'has_default', ad.oid IS NOT NULL,
+           'draws_snowflake', EXISTS (SELECT 1 FROM pg_depend d
+                   WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+                     AND d.refclassid = 'pg_proc'::regclass AND d.refobjid = $3),
+           'seq', CASE WHEN a.attidentity <> '' THEN
+                    (SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+                     WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid
+                       AND d.refobjsubid = a.attnum AND d.deptype = 'i' LIMIT 1)
+                ELSE
+                    (SELECT d.refobjid FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+                     WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+                       AND d.refclassid = 'pg_class'::regclass LIMIT 1)
+           END) ORDER BY c.oid), '[]')
+    FROM once o
+    JOIN pg_class c ON c.oid = o.relid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    $tree$;
+    target record;
+    r record;
+    stmts text[] := '{}';
+    locks text[] := '{}';
+    drops text[] := '{}';
+    widens text[] := '{}';
+    widened text[] := '{}';
+    views text;
+    max_value bigint;
+    lowest_next bigint;
+    stmt text;
+BEGIN
+    IF tab IS NULL OR col IS NULL OR drop_sequence IS NULL OR widen IS NULL
+       OR raise_floor IS NULL OR dry_run IS NULL THEN
+        RAISE EXCEPTION 'snowflake_convert arguments must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Name the table and the column; leave an option out to take its default.';
+    END IF;
+
+    SELECT n.nspname INTO ext_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake';
+    nextval_oid := format('%I.snowflake_nextval()', ext_schema)::regprocedure::oid;
+
+    -- The table itself: a table or a partitioned table, owned by the caller.
+    SELECT c.oid, c.relkind, c.relowner, format('%I.%I', n.nspname, c.relname) AS qname
+    INTO target
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.oid = tab;
+    tab_name := target.qname;
+    IF target.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tab_name
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = format('Its relkind is %L; snowflake_convert converts a column of a table or a partitioned table.', target.relkind),
+                  HINT = 'Name the table whose key column should draw snowflake_nextval().';
+    END IF;
+
+    -- The tree: the table, its partitions and inheritance children, parents
+    -- first (depth), each once.
+    EXECUTE tree_sql INTO tree USING tab::oid, col, nextval_oid;
+
+    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE NOT pg_has_role(current_user, relowner, 'USAGE') ORDER BY depth, qname LOOP
+        RAISE EXCEPTION 'must be owner of table %', r.qname
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('snowflake_convert alters %s, which %s owns.', r.qname, r.relowner::regrole),
+                  HINT = 'Call snowflake_convert as the owner of the table and of its partitions and children, or as a member of their owner''s role.';
+    END LOOP;
+
+    SELECT * INTO target FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE depth = 0;
+    IF target.attnum IS NULL THEN
+        RAISE EXCEPTION 'column "%" of table "%" does not exist', col, tab_name
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Name the key column as the second argument (the default is id).';
+    END IF;
+    IF target.typid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not bigint', col, tab_name, format_type(target.typid, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Snowflake ids are bigint; snowflake_convert converts integer columns that draw a sequence.',
+                  HINT = 'Keep this column and add a bigint column with DEFAULT snowflake_nextval() beside it (docs/migration.md).';
+    END IF;
+
+    -- Converted already: nothing to do.
+    IF NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid)
+                   WHERE NOT t.draws_snowflake OR t.identity <> '' OR t.typid <> 'int8'::regtype)
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint k JOIN jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) ON k.confrelid = t.relid
+                       JOIN pg_attribute fa ON fa.attrelid = k.conrelid
+                        AND fa.attnum = k.conkey[array_position(k.confkey, t.attnum)]
+                       WHERE k.contype = 'f' AND fa.atttypid IN ('int4'::regtype, 'int2'::regtype)) THEN
+        RAISE NOTICE 'column "%" of table "%" already draws snowflake_nextval()', col, tab_name
+            USING DETAIL = 'Nothing was changed.';
+        RETURN;
+    END IF;
+
+    IF NOT target.draws_snowflake AND target.identity = '' AND target.seq IS NULL THEN
+        RAISE EXCEPTION 'column "%" of table "%" does not draw a sequence', col, tab_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = CASE WHEN target.has_default
+                                THEN format('Its default is %s.', (SELECT pg_get_expr(ad.adbin, ad.adrelid) FROM pg_attrdef ad
+                                                                   WHERE ad.adrelid = target.relid AND ad.adnum = target.attnum))
+                                ELSE 'It has no default and is not an identity column.' END,
+                  HINT = 'snowflake_convert converts serial, bigserial and identity columns; give any other bigint column its ids with ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+    END IF;
+    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid)
+             WHERE t.depth > 0 AND t.has_default AND NOT t.draws_snowflake AND t.seq IS NULL ORDER BY depth, qname LOOP
+        RAISE EXCEPTION 'column "%" of table "%" has a default that is not a sequence', col, r.qname
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('%s is a partition or child of %s; its default is %s.', r.qname, tab_name,
+                                  (SELECT pg_get_expr(ad.adbin, ad.adrelid) FROM pg_attrdef ad
+                                   WHERE ad.adrelid = r.relid AND ad.adnum = r.attnum)),
+                  HINT = 'Drop or change that default first, so that every partition and child draws the same ids.';
+    END LOOP;
+
+    -- Widening: the column, and every integer column that references it.
+    IF target.typid <> 'int8'::regtype THEN
+        IF NOT widen THEN
+            RAISE EXCEPTION 'column "%" of table "%" is of type %, too narrow for snowflake ids', col, tab_name, format_type(target.typid, NULL)
+                USING ERRCODE = 'datatype_mismatch',
+                      DETAIL = 'Snowflake ids need bigint; widening the column rewrites the table (and its indexes) under an ACCESS EXCLUSIVE lock.',
+                      HINT = 'Call snowflake_convert(..., widen => true) to widen it (and the integer columns that reference it) in the same transaction, or run ALTER TABLE ... ALTER COLUMN ... TYPE bigint first.';
+        END IF;
+        widened := widened || format('%s.%I', tab_name, col);
+        widens := widens || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', tab_name, col);
+    END IF;
+    FOR r IN SELECT DISTINCT format('%I.%I', n.nspname, c.relname) AS qname, c.oid AS relid, c.relowner, fa.attname, fa.attnum,
+                    format_type(fa.atttypid, NULL) AS typ, k.conname
+             FROM pg_constraint k
+             JOIN jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) ON k.confrelid = t.relid
+             JOIN pg_class c ON c.oid = k.conrelid
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             JOIN pg_attribute fa ON fa.attrelid = k.conrelid AND fa.attnum = k.conkey[array_position(k.confkey, t.attnum)]
+             WHERE k.contype = 'f' AND k.conparentid = 0 AND fa.atttypid IN ('int4'::regtype, 'int2'::regtype)
+             ORDER BY 1, 4 LOOP
+        IF NOT widen THEN
+            RAISE EXCEPTION 'column "%" of table "%" references "%" and is of type %', r.attname, r.qname, col, r.typ
+                USING ERRCODE = 'datatype_mismatch',
+                      DETAIL = format('Foreign key %I of %s references %s.%I; a snowflake id does not fit in %s, so rows referencing new ids could not be inserted.',
+                                      r.conname, r.qname, tab_name, col, r.typ),
+                      HINT = 'Call snowflake_convert(..., widen => true) to widen the referencing columns to bigint in the same transaction (each rewrites its table), or widen them first.';
+        END IF;
+        IF NOT pg_has_role(current_user, r.relowner, 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', r.qname
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = format('widen => true widens %s.%I, which references %s.%I; %s owns %s.', r.qname, r.attname, tab_name, col, r.relowner::regrole, r.qname),
+                      HINT = 'Call snowflake_convert as the owner of the referencing tables too, or widen their columns first as their owner.';
+        END IF;
+        widened := widened || format('%s.%I', r.qname, r.attname);
+        locks := locks || format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', r.qname);
+        widens := widens || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', r.qname, r.attname);
+    END LOOP;
+
+    -- A view or rule over a column whose type changes blocks ALTER TYPE.
+    IF cardinality(widened) > 0 THEN
+        SELECT string_agg(DISTINCT format('%I.%I', vn.nspname, v.relname), ', ') INTO views
+        FROM pg_depend d
+        JOIN pg_rewrite rw ON d.classid = 'pg_rewrite'::regclass AND rw.oid = d.objid
+        JOIN pg_class v ON v.oid = rw.ev_class
+        JOIN pg_namespace vn ON vn.oid = v.relnamespace
+        JOIN pg_class c ON d.refclassid = 'pg_class'::regclass AND c.oid = d.refobjid
+        JOIN pg_namespace cn ON cn.oid = c.relnamespace
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.refobjsubid
+        WHERE v.oid <> c.oid
+          AND (format('%I.%I.%I', cn.nspname, c.relname, a.attname) = ANY (widened)
+               OR (c.oid IN (SELECT t.relid FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid)) AND a.attname = col));
+        IF views IS NOT NULL THEN
+            RAISE EXCEPTION 'views depend on the columns to widen'
+                USING ERRCODE = 'dependent_objects_still_exist',
+                      DETAIL = format('ALTER COLUMN ... TYPE bigint of %s cannot run while %s use them.', array_to_string(widened, ', '), views),
+                      HINT = 'In one transaction: drop the views, call snowflake_convert, and create them again (pg_get_viewdef gives their definitions).';
+        END IF;
+    END IF;
+
+    -- The identity goes (with its sequence), then every relation of the tree
+    -- draws snowflake_nextval().
+    -- (From PostgreSQL 17 the partitions of an identity column share it: its
+    -- DROP IDENTITY on the partitioned table drops theirs, and one on a
+    -- partition is refused.)
+    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE identity <> ''
+             AND NOT (current_setting('server_version_num')::int >= 170000 AND depth > 0
+                      AND EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class pc ON pc.oid = t.relid AND pc.relispartition
+                                  JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attname = col AND pa.attidentity <> ''
+                                  WHERE i.inhrelid = t.relid))
+             ORDER BY depth, qname LOOP
+        drops := drops || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY IF EXISTS', r.qname, col);
+    END LOOP;
+    FOR r IN SELECT * FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) WHERE NOT draws_snowflake OR identity <> '' ORDER BY depth, qname LOOP
+        stmts := stmts || format('ALTER TABLE ONLY %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', r.qname, col, ext_schema);
+    END LOOP;
+    IF drop_sequence THEN
+        FOR r IN SELECT DISTINCT s.oid, format('%I.%I', n.nspname, s.relname) AS qname
+                 FROM jsonb_to_recordset(tree) AS t(relid oid, depth int, qname text, relkind "char", relowner oid, attnum int2, typid oid, identity "char", has_default boolean, draws_snowflake boolean, seq oid) JOIN pg_class s ON s.oid = t.seq JOIN pg_namespace n ON n.oid = s.relnamespace
+                 WHERE t.identity = '' ORDER BY 2 LOOP
+            stmts := stmts || format('DROP SEQUENCE %s', r.qname);
+        END LOOP;
+    END IF;
+    stmts := format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tab_name) || locks || drops || widens || stmts;
+
+    -- The locks come first, so that no row is added between the check of the
+    -- existing values and the new default.
+    IF NOT dry_run THEN
+        FOREACH stmt IN ARRAY stmts LOOP
+            EXIT WHEN stmt NOT LIKE 'LOCK TABLE %';
+            EXECUTE stmt;
+        END LOOP;
+        -- A partition, child or default that changed while the locks were
+        -- awaited would not be converted: the caller tries again.
+        EXECUTE tree_sql INTO tree_locked USING tab::oid, col, nextval_oid;
+        IF tree_locked IS DISTINCT FROM tree THEN
+            RAISE EXCEPTION 'table "%" changed during snowflake_convert', tab_name
+                USING ERRCODE = 'serialization_failure',
+                      DETAIL = 'A partition, inheritance child or default of the table was added or changed while snowflake_convert waited for its locks.',
+                      HINT = 'Call snowflake_convert again.';
+        END IF;
+    END IF;
+
+    -- Every existing value must lie below every id this node will issue: below
+    -- the smallest id of the current millisecond, or below the raised floor.
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tab_name) INTO max_value;
+    EXECUTE format('SELECT %I.snowflake_from_timestamp(clock_timestamp())', ext_schema) INTO lowest_next;
+    IF max_value >= lowest_next THEN
+        IF NOT raise_floor THEN
+            RAISE EXCEPTION 'values of column "%" of table "%" are not below the next snowflake id', col, tab_name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('The largest value is %s; the smallest id of the current millisecond is %s, so a new id could equal an existing one.', max_value, lowest_next),
+                      HINT = format('Call snowflake_convert(..., raise_floor => true) to raise this node''s floor above %s as snowflake_advance_floor() does, and raise it on every other node that inserts into the table.', max_value);
+        END IF;
+        IF NOT has_function_privilege(format('%I.snowflake_advance_floor(bigint)', ext_schema), 'EXECUTE') THEN
+            RAISE EXCEPTION 'permission denied to raise the floor'
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = format('raise_floor => true calls snowflake_advance_floor(%s), which is revoked from PUBLIC.', max_value),
+                      HINT = 'Have a superuser grant EXECUTE on snowflake_advance_floor(bigint), or call it, and then call snowflake_convert again.';
+        END IF;
+        stmts := stmts || format('SELECT %I.snowflake_advance_floor(%s)', ext_schema, max_value);
+    END IF;
+
+    FOREACH stmt IN ARRAY stmts LOOP
+        IF NOT dry_run AND stmt NOT LIKE 'LOCK TABLE %' THEN
+            EXECUTE stmt;
+        END IF;
+        RETURN NEXT stmt;
+    END LOOP;
+END
+$convert$;
+COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean, boolean, boolean, boolean) IS
+'makes a serial, bigserial or identity column (and its partitions and children) draw snowflake_nextval() in the caller''s transaction; returns the statements run, or with dry_run those it would run';
+
 -- Without the library preloaded, the generator cannot run: say so now rather
 -- than at the first insert.
 DO $$

@@ -5,7 +5,7 @@
 # (--temp-instance):
 #   1. preloaded: test/regress/preload.conf (shared_preload_libraries,
 #      snowflake.worker_id = 42): generator decode bad_input settings uuidv7
-#      text_ids
+#      text_ids convert (convert last: it raises the floor ahead of the clock)
 #   2. preloaded without a worker id: test/regress/no_worker_id.conf:
 #      no_worker_id
 #   3. without preload: test/regress/no_preload.conf: no_preload uuidv7 text_ids
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids)
+PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids convert)
 NO_WORKER_TESTS=(no_worker_id)
 NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids)
 if [ $# -gt 0 ]; then

@@ -27,6 +27,7 @@ SUITES=(
     "concurrency|test/concurrency.sh"
     "fault injection|test/fault/run.sh"
     "upgrade|test/upgrade.sh"
+    "converted tables|test/convert.sh"
     "installcheck|test/installcheck.sh"
     "etcd client|test/etcd_client.sh"
     "ZooKeeper client|test/zk_client.sh"

@@ -93,6 +93,7 @@ SELECT results_eq($$
 $$, $$ VALUES
     ('snowflake_advance_floor', 'after_id bigint'),
     ('snowflake_compose', 'ts timestamp with time zone, worker_id integer, sequence integer'),
+    ('snowflake_convert', 'tab regclass, col name DEFAULT ''id''::name, drop_sequence boolean DEFAULT false, widen boolean DEFAULT false, raise_floor boolean DEFAULT false, dry_run boolean DEFAULT false'),
     ('snowflake_decode', 'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode', 'id bigint, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode_text', 't text, format text DEFAULT ''base32''::text'),
@@ -123,7 +124,7 @@ SELECT is_empty($$
 $$, 'every snowflake_* function has a COMMENT');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'snowflake\_%' AND p.pronamespace = 'public'::regnamespace),
-          20, 'twenty snowflake_* functions (the seven of text ids: test/pgtap/06_text_ids.sql)');
+          21, 'twenty-one snowflake_* functions (the seven of text ids: test/pgtap/06_text_ids.sql; snowflake_convert: test/pgtap/08_convert.sql)');
 SELECT isnt(obj_description('snowflake_stats'::regclass, 'pg_class'), NULL, 'the view snowflake_stats has a COMMENT');
 
 -- The statistics view.
