@@ -23,11 +23,6 @@ mkdir "$DIR/src"
 cp -r Makefile snowflake.control snowflake--*.sql sql expected src "$DIR/src/"
 mkdir -p "$DIR/src/test"
 cp -r test/regress "$DIR/src/test/"
-# The Makefile includes the SDK bindings' rules and reads the C library's
-# version from its header.
-mkdir -p "$DIR/src/sdk/c/include"
-cp sdk/bindings.mk "$DIR/src/sdk/"
-cp sdk/c/include/snowflake_ids.h "$DIR/src/sdk/c/include/"
 find "$DIR/src" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
 [ "$(id -u)" = 0 ] && chown -R postgres: "$DIR"
 
