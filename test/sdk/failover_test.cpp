@@ -138,6 +138,22 @@ TEST_F(SdkFailover, AStepBackOfAnHourFailsOverToABackupIdAndReturns) {
     EXPECT_EQ(sf_close(gen), SF_OK);
 }
 
+TEST_F(SdkFailover, ACloseOnABackupWritesBothExactMarksAndFreesBothIds) {
+    sf_generator* gen = open_ready();
+    ASSERT_NE(gen, nullptr);
+    std::vector<int64_t> own_ids, backup_ids;
+    ASSERT_TRUE(take(gen, 100, &own_ids));
+    snowflake::sdk::set_clock_offset_for_tests(-kHourMs);
+    ASSERT_TRUE(take(gen, 100, &backup_ids));
+    const sf_stats st = stats(gen);
+    ASSERT_GE(st.backup_worker_id, 0);
+    EXPECT_EQ(sf_close(gen), SF_OK);
+    EXPECT_FALSE(registry_.holds(st.worker_id));
+    EXPECT_FALSE(registry_.holds(st.backup_worker_id));
+    EXPECT_GE(registry_.highest_mark(st.worker_id), id_ms(own_ids.back()));
+    EXPECT_GE(registry_.highest_mark(st.backup_worker_id), id_ms(backup_ids.back()));
+}
+
 TEST_F(SdkFailover, ASecondStepBackWhileOnABackupTakesAnother) {
     sf_generator* gen = open_ready();
     ASSERT_NE(gen, nullptr);

@@ -350,6 +350,13 @@ bool start_child_lease(sf_generator* g) noexcept {
     g->reserved.store(-1);
     g->demand_ms.store(-1);
     g->ids_issued.store(0);
+    // The parent's backup worker id is its own (own_high_ms is kept: a
+    // tenure of the child starts above the ids the parent issued).
+    g->backup_wanted = -1;
+    g->backup_attempts = 0;
+    g->backup_error = "";
+    g->backup_worker = -1;
+    g->own_last_ms = -1;
     if (!start_runner(g)) {
         g->forked = true;
         return false;
