@@ -20,7 +20,8 @@
  * protocol as the extension's). Leasing runs in one background thread that
  * sf_open starts; the id path never does I/O: without a lease it fails at
  * once with SF003, and waits at most for the clock tolerance or the next
- * millisecond.
+ * millisecond (with SF_CLOCK_FAILOVER, a clock stepped back waits for a
+ * backup worker id at most SF_BACKUP_WAIT_MS).
  *
  * Fork: a child of fork() never issues under its parent's worker id, and
  * never renews or releases its parent's lease. Its first call starts a lease
