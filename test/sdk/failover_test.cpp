@@ -83,10 +83,12 @@ protected:
         }
         return true;
     }
-    // Polls until the generator is back on its own id (the backup released).
+    // Polls until the generator is back on its own id (the backup released),
+    // then waits for the own id's first reservation, as a caller does after
+    // a transition (sf_wait_ready).
     bool back_on_own_id(sf_generator* gen) {
         for (int i = 0; i < kReturnPolls; i++) {
-            if (stats(gen).backup_worker_id < 0) return true;
+            if (stats(gen).backup_worker_id < 0) return sf_wait_ready(gen, kReadyMs) == SF_OK;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         return false;
