@@ -23,6 +23,24 @@ Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& c
     return h;
 }
 
+Mark position_mark(int64_t position_ms, int64_t floor_ms, int64_t floor_grace_ms, int64_t own_high_ms) noexcept {
+    const bool at_reserved_floor = position_ms == floor_ms && floor_grace_ms > 0 && position_ms >= own_high_ms;
+    Mark m;
+    m.ms = std::max(position_ms, own_high_ms);
+    m.clean = !at_reserved_floor;
+    m.window_ms = at_reserved_floor ? floor_grace_ms : 0;
+    return m;
+}
+
+TenureFloor tenure_floor(const Handover& h, int64_t position_ms, int64_t own_high_ms) noexcept {
+    const int64_t issued = std::max(position_ms, own_high_ms);
+    TenureFloor t;
+    t.at_handover = h.floor_ms >= issued;
+    t.floor_ms = t.at_handover ? h.floor_ms : issued;
+    t.grace_ms = t.at_handover ? h.grace_ms : 0;
+    return t;
+}
+
 Mark exact_shutdown_mark(int64_t generator_last_ms) noexcept {
     Mark m;
     m.ms = std::clamp<int64_t>(generator_last_ms, -1, kMaxMs);

@@ -40,6 +40,29 @@ struct Handover {
 Handover plan_handover(const Mark& local, int64_t local_window_ms, const Mark& coord, int64_t coord_window_ms,
                        bool coord_mark_is_ours = false) noexcept;
 
+// The host's side of a hand-over, the same for the extension's lease worker
+// and the C library's host (LeaseHost::local_mark and start_tenure).
+// position_ms: the position word's millisecond; own_high_ms: the highest
+// millisecond issued under the own (leased) worker id before a clock
+// failover (-1: none), which a backup's position lies below.
+//
+// The generator's local mark: the higher of the two; not clean while the
+// position is still at the floor it started from with a grace (a
+// reservation of the previous run, after a crash), whose grace is then its
+// window.
+Mark position_mark(int64_t position_ms, int64_t floor_ms, int64_t floor_grace_ms, int64_t own_high_ms) noexcept;
+
+// Where a newly claimed worker id's tenure starts: after the hand-over's
+// floor, with its grace, when that is at or above everything this process
+// issued (position_ms, own_high_ms); else after the latter, no grace (the
+// mark does not cover the rest of this process's current millisecond).
+struct TenureFloor {
+    int64_t floor_ms = -1;
+    int64_t grace_ms = 0;
+    bool at_handover = false;  // the floor is the hand-over's
+};
+TenureFloor tenure_floor(const Handover& h, int64_t position_ms, int64_t own_high_ms) noexcept;
+
 // Ids may be issued up to min(local reservation, coordinator's reservation).
 constexpr int64_t issue_limit_ms(int64_t local_reserved_until_ms, int64_t coord_reserved_until_ms) noexcept {
     return local_reserved_until_ms < coord_reserved_until_ms ? local_reserved_until_ms : coord_reserved_until_ms;

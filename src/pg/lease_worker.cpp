@@ -112,11 +112,10 @@ void apply_handover(int32_t worker, const core::Handover& h) {
     // in force, brings the reservation down to the start (nothing of the id
     // past it is reserved by this node yet: the first id asks for a
     // reservation in the coordinator) and moves the word.
-    int64_t cur_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
-    if (shared->lease.own_high_ms > cur_ms) cur_ms = shared->lease.own_high_ms;
-    const bool at_handover_floor = h.floor_ms >= cur_ms;
-    (void)start_tenure_locked(worker, at_handover_floor ? h.floor_ms : cur_ms, at_handover_floor ? h.grace_ms : 0,
-                              at_handover_floor && h.from_coordinator ? kFloorHandover : kFloorMarkFile);
+    const core::TenureFloor t = core::tenure_floor(h, core::packed_ms(pg_atomic_read_u64(&shared->position)),
+                                                   shared->lease.own_high_ms);
+    (void)start_tenure_locked(worker, t.floor_ms, t.grace_ms,
+                              t.at_handover && h.from_coordinator ? kFloorHandover : kFloorMarkFile);
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
     LWLockRelease(shared->lock);
 }
@@ -187,17 +186,12 @@ public:
     void publish(const core::Lease& l) noexcept override { pg::publish(l); }
     core::Mark local_mark() noexcept override {
         LWLockAcquire(shared->lock, LW_SHARED);
-        const int64_t ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
-        const int64_t own_high = shared->lease.own_high_ms;
         // Still at the floor it started from (nothing issued above it), with
         // a grace: the floor is a reservation of the previous run (a crash).
-        const bool at_reserved_floor = ms == shared->floor_ms && shared->floor_grace_ms > 0 && ms >= own_high;
-        const int64_t grace = shared->floor_grace_ms;
+        const core::Mark m = core::position_mark(core::packed_ms(pg_atomic_read_u64(&shared->position)),
+                                                 shared->floor_ms, shared->floor_grace_ms,
+                                                 shared->lease.own_high_ms);
         LWLockRelease(shared->lock);
-        core::Mark m;
-        m.ms = own_high > ms ? own_high : ms;
-        m.clean = !at_reserved_floor;
-        m.window_ms = at_reserved_floor ? grace : 0;
         return m;
     }
     // coord_mark_is_ours is in the plan already (h.from_coordinator).

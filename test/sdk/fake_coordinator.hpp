@@ -5,7 +5,9 @@
 // expire by time here: a test drops them.
 #pragma once
 
+#include "core/coord_schema.hpp"
 #include "core/coordinator.hpp"
+#include "core/mark.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -48,6 +50,25 @@ struct FakeRegistry {
         leases.erase(lease);
         for (auto w = workers.begin(); w != workers.end();)
             w = w->second.lease == lease ? workers.erase(w) : std::next(w);
+    }
+    // A worker id held by another process's lease (one the test never drops).
+    void hold_elsewhere(int32_t worker) {
+        std::lock_guard<std::mutex> lock(mu);
+        const int64_t lease = next_lease++;
+        leases.insert(lease);
+        workers[worker] = {"elsewhere", lease, ++revision};
+    }
+    // The mark an earlier holder of a worker id left (ms since the epoch).
+    void set_mark(int32_t worker, int64_t ms, bool exact) {
+        std::lock_guard<std::mutex> lock(mu);
+        core::Mark m;
+        m.ms = ms;
+        m.clean = exact;
+        marks[worker] = {core::encode_coord_mark(m), 0, ++revision};
+    }
+    bool holds(int32_t worker) {
+        std::lock_guard<std::mutex> lock(mu);
+        return workers.count(worker) != 0;
     }
     int64_t highest_mark(int32_t worker) {
         std::lock_guard<std::mutex> lock(mu);

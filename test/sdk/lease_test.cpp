@@ -4,14 +4,18 @@
 // under it, two generators of one registry on different ids, a close that
 // frees the id at once for the next holder, who starts above the mark, the
 // worker id range, a fleet of another epoch refused, no lease failing at
-// once, and a fork child that leases an id of its own.
+// once, a fork child that leases an id of its own, and clock failover to a
+// backup worker id and back.
 
 #include "sdk_test.hpp"
+
+#include "../../sdk/c/src/generator.hpp"
 
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -290,6 +294,60 @@ TEST(SdkLeaseEtcd, TheWorkerKeyNamesTheProcessAndCloseLeavesTheExactMark) {
     EXPECT_EQ(etcd_get(url, key), "");
     EXPECT_EQ(etcd_get(url, prefix + "/marks/" + std::to_string(st.worker_id)),
               std::to_string(id_ms(last)) + " exact");
+}
+
+// Clock failover against the real coordinator (the clock moved by the
+// library's test hook): a step back of an hour keeps ids coming under a
+// backup worker id leased beside the own one, none equal to an earlier id;
+// once the clock is back, ids return to the own id, above its earlier ones.
+TEST_P(SdkLease, AClockStepBackFailsOverToABackupIdAndReturns) {
+    struct ClockBack {
+        ~ClockBack() { snowflake::sdk::set_clock_offset_for_tests(0); }
+    } restore;
+    sf_config cfg = config(600, 607);
+    cfg.clock_backwards = SF_CLOCK_FAILOVER;
+    sf_generator* gen = open_ready(cfg);
+    ASSERT_NE(gen, nullptr);
+    const int32_t own = worker_of(gen);
+    ASSERT_GE(own, 600);
+    std::set<int64_t> seen;
+    int64_t own_last = 0;
+    for (int i = 0; i < 200; i++) {
+        ASSERT_EQ(sf_next_id(gen, &own_last), SF_OK) << last_error_text();
+        ASSERT_TRUE(seen.insert(own_last).second);
+    }
+    snowflake::sdk::set_clock_offset_for_tests(-3600 * 1000);
+    int32_t backup = -1;
+    for (int i = 0; i < 200; i++) {
+        int64_t id = 0;
+        ASSERT_EQ(sf_next_id(gen, &id), SF_OK) << "id " << i << ": " << last_error_text();
+        ASSERT_TRUE(seen.insert(id).second) << id;
+        ASSERT_LT(id, own_last);
+        if (backup < 0) backup = static_cast<int32_t>((id >> 12) & 1023);
+        ASSERT_EQ((id >> 12) & 1023, backup);
+    }
+    EXPECT_NE(backup, own);
+    sf_stats st;
+    ASSERT_EQ(sf_status(gen, &st), SF_OK);
+    EXPECT_EQ(st.worker_id, own);
+    EXPECT_EQ(st.backup_worker_id, backup);
+
+    snowflake::sdk::set_clock_offset_for_tests(0);
+    bool back = false;
+    for (int i = 0; i < kReadyMs / 10 && !back; i++) {
+        ASSERT_EQ(sf_status(gen, &st), SF_OK);
+        back = st.backup_worker_id < 0;
+        if (!back) usleep(10000);
+    }
+    ASSERT_TRUE(back);
+    // The own id's first reservation after the return is a write to the
+    // coordinator: a call may find it late (SF003); sf_wait_ready waits for it.
+    ASSERT_EQ(sf_wait_ready(gen, kReadyMs), SF_OK) << last_error_text();
+    int64_t id = 0;
+    ASSERT_EQ(sf_next_id(gen, &id), SF_OK) << last_error_text();
+    EXPECT_EQ((id >> 12) & 1023, own);
+    EXPECT_GT(id, own_last);
+    EXPECT_EQ(sf_close(gen), SF_OK);
 }
 
 INSTANTIATE_TEST_SUITE_P(Coordinators, SdkLease, ::testing::ValuesIn(started_backends()),

@@ -4,6 +4,7 @@
 
 #include "core/backup.hpp"
 #include "core/generator.hpp"
+#include "core/handover.hpp"
 #include "core/position.hpp"
 #include "plain_words.hpp"
 
@@ -267,4 +268,43 @@ TEST(Backup, ChoosesOnlyInsideTheLeaseRange) {
     EXPECT_EQ(sc::choose_backup(taken, 513, tried, 512, 515), 515);
     sc::taken_add(tried, 515);
     EXPECT_EQ(sc::choose_backup(taken, 513, tried, 512, 515), -1);  // 0..511 are free but outside
+}
+
+// The host's side of the hand-over (core/handover.hpp), shared by the
+// extension's lease worker and the C library's host: after a failover the
+// position is a backup's, below the own id's ids, and a new tenure starts
+// above those.
+TEST(Backup, ANewTenureStartsAboveTheOwnIdsIssuedBeforeAFailover) {
+    sc::Handover h;
+    h.floor_ms = 1000;  // the new id's mark
+    h.grace_ms = 7500;
+    // On a backup: position 500, the own id's ids reached 2000.
+    sc::TenureFloor t = sc::tenure_floor(h, 500, 2000);
+    EXPECT_EQ(t.floor_ms, 2000);
+    EXPECT_EQ(t.grace_ms, 0);
+    EXPECT_FALSE(t.at_handover);
+    // No failover: the mark is above the position, its grace kept.
+    t = sc::tenure_floor(h, 500, -1);
+    EXPECT_EQ(t.floor_ms, 1000);
+    EXPECT_EQ(t.grace_ms, 7500);
+    EXPECT_TRUE(t.at_handover);
+}
+
+TEST(Backup, ThePositionsMarkCoversTheOwnIdsIssuedBeforeAFailover) {
+    // On a backup whose position is still at its floor: the own id's ids
+    // are above it, so the mark is theirs, exact.
+    sc::Mark m = sc::position_mark(500, 500, 7500, 2000);
+    EXPECT_EQ(m.ms, 2000);
+    EXPECT_TRUE(m.clean);
+    EXPECT_EQ(m.window_ms, 0);
+    // At a reserved floor of the previous run (a crash), no failover: not
+    // clean, its grace the window.
+    m = sc::position_mark(500, 500, 7500, -1);
+    EXPECT_EQ(m.ms, 500);
+    EXPECT_FALSE(m.clean);
+    EXPECT_EQ(m.window_ms, 7500);
+    // Past the floor: exact.
+    m = sc::position_mark(600, 500, 7500, -1);
+    EXPECT_EQ(m.ms, 600);
+    EXPECT_TRUE(m.clean);
 }

@@ -20,7 +20,8 @@
  * protocol as the extension's). Leasing runs in one background thread that
  * sf_open starts; the id path never does I/O: without a lease it fails at
  * once with SF003, and waits at most for the clock tolerance or the next
- * millisecond.
+ * millisecond (with SF_CLOCK_FAILOVER, a clock stepped back waits for a
+ * backup worker id at most SF_BACKUP_WAIT_MS).
  *
  * Fork: a child of fork() never issues under its parent's worker id, and
  * never renews or releases its parent's lease. Its first call starts a lease
@@ -61,10 +62,24 @@ typedef enum sf_code {
     SF_ERR_NO_MEMORY = 11      /* 53200 */
 } sf_code;
 
+/* A clock step back within clock_tolerance_ms is waited out inside the
+ * call. Beyond it: */
 typedef enum sf_clock_backwards {
-    SF_CLOCK_REFUSE = 0,   /* a step back past the tolerance: SF001 until the clock passes the last id */
-    SF_CLOCK_FAILOVER = 1  /* ... or ids go on under a backup worker id (leased only) */
+    SF_CLOCK_REFUSE = 0, /* SF001 until the clock passes the last id */
+    /* Leased ids only (sf_open refuses it with a static worker_id): the call
+     * asks the background thread for a backup worker id, a second id leased
+     * in the same lease, and waits for it at most SF_BACKUP_WAIT_MS (or
+     * clock_tolerance_ms if longer); ids go on under it, above its mark,
+     * until the clock passes the last id of the own worker id (and the
+     * backup was held 2 s), then under the own id again. No backup taken in
+     * time: SF001, whose detail and hint say why. Ids stay unique, but those
+     * of a failover sort before the ids issued before the step. */
+    SF_CLOCK_FAILOVER = 1
 } sf_clock_backwards;
+
+/* The longest a call whose clock stepped back waits for a backup worker id
+ * (SF_CLOCK_FAILOVER): a failover is a few round trips to the coordinator. */
+#define SF_BACKUP_WAIT_MS 1000
 
 typedef struct sf_config {
     /* Where worker ids are leased: one of the two, or neither with a static
@@ -154,8 +169,8 @@ typedef enum sf_lease_state {
 
 typedef struct sf_stats {
     sf_lease_state state;
-    int32_t worker_id;             /* the id ids are issued under now, -1 none */
-    int32_t backup_worker_id;      /* clock failover's backup id, -1 none */
+    int32_t worker_id;             /* the id held (its own), -1 none */
+    int32_t backup_worker_id;      /* clock failover: the backup id ids are issued under now, -1 none */
     const char* coordinator;       /* "etcd", "zookeeper" or "static" (static storage) */
     int64_t ids_issued;
     int64_t lease_ms_left;         /* until the lease's deadline, -1 none */

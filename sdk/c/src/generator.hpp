@@ -44,6 +44,7 @@ struct Settings {
     int64_t epoch_unix_us = 0;
     int64_t epoch_unix_ms = 0;  // floor of epoch_unix_us (sf_decode's unit)
     int64_t tolerance_ms = 5;
+    bool failover = false;  // clock_backwards = SF_CLOCK_FAILOVER (leased only)
     std::string mark_path;
     std::string runtime = "c";
 };
@@ -101,6 +102,19 @@ struct sf_generator {
     snowflake::core::LeaseError lease_error_reason = snowflake::core::LeaseError::None;
     std::string coord_mark_error;  // the last write of the coordinator's mark ("" if it succeeded)
     uint64_t coord_mark_attempts = 0;
+    // Clock failover (core/backup.hpp): a caller's request to the driver's
+    // host (-1, or the caller's clock tolerance), the attempts made and the
+    // last one's error ("" when a backup started or none was needed), the
+    // backup worker id ids are issued under (-1: none), the own id's last
+    // millisecond before it (-1: none), and the highest millisecond ever
+    // issued under the own id before a failover (a new tenure starts above it).
+    int64_t backup_wanted = -1;
+    uint64_t backup_attempts = 0;
+    std::string backup_error;
+    int32_t backup_worker = -1;
+    int64_t own_last_ms = -1;
+    int64_t own_high_ms = -1;
+    uint64_t clock_failovers = 0;
     snowflake::sdk::LeaseRunner* runner = nullptr;  // the driver and its host (leaked in a fork child)
 
     std::thread* thread = nullptr;  // the background thread (leaked in a fork child)

@@ -3,15 +3,19 @@
 // under the generator's mutex, waiting (the next millisecond, a clock behind
 // within the tolerance, a reservation the background thread is writing) at
 // most within the clock tolerance, or refusing with a code, a message and a
-// hint. No I/O here: the background thread writes marks and leases.
+// hint. With clock failover, a clock refused waits for a backup worker id
+// (at most SF_BACKUP_WAIT_MS, or the tolerance if longer). No I/O here: the
+// background thread writes marks and leases.
 
 #include "generator.hpp"
 #include "error.hpp"
 #include "lease_host.hpp"
 
+#include "core/backup.hpp"
 #include "core/layout.hpp"
 #include "core/time.hpp"
 
+#include <stdio.h>
 #include <time.h>
 
 #include <algorithm>
@@ -116,7 +120,22 @@ sf_code refuse_no_lease(sf_generator* g, bool lease_ended) noexcept {
                        "The lease is %s%s%s.", state, last.empty() ? "" : ": ", last.c_str());
 }
 
-sf_code refuse_clock(sf_generator* g, const core::Next& r, int64_t now) noexcept {
+// backup_note: why no backup worker id took over (clock failover), or null.
+sf_code refuse_clock(sf_generator* g, const core::Next& r, int64_t now,
+                     const char* backup_note = nullptr) noexcept {
+    if (backup_note != nullptr) {
+        char hint[sizeof(sf_error::detail) + 160];  // sf_error.hint keeps what fits
+        snprintf(hint, sizeof hint,
+                 "No backup worker id took over: %s. Check the time synchronisation of this machine; ids resume "
+                 "when the clock passes the last id.",
+                 backup_note);
+        return fail_detail(
+            SF_ERR_CLOCK_BEHIND, "system clock moved backwards", hint,
+            "The clock is %lld ms behind the last id issued; clock_tolerance_ms is %lld; ids resume "
+            "at %lld ms since the epoch. No backup worker id took over: %s.",
+            static_cast<long long>(r.behind_ms), static_cast<long long>(g->settings.tolerance_ms),
+            static_cast<long long>(r.wait_until_ms), backup_note);
+    }
     if (r.status == core::Status::ClockBehind || r.status == core::Status::WaitFloor)
         return fail_detail(SF_ERR_CLOCK_BEHIND, "system clock moved backwards",
                            r.at_floor ? "Wait for the clock to pass the mark (sf_wait_ready() waits for it), and "
@@ -124,8 +143,7 @@ sf_code refuse_clock(sf_generator* g, const core::Next& r, int64_t now) noexcept
                                       : "Check the time synchronisation of this machine; ids resume when the "
                                         "clock passes the last id.",
                            "The clock is %lld ms behind %s; clock_tolerance_ms is %lld; ids resume at %lld ms "
-                           "since the epoch. Clock failover to a backup worker id is not supported by this "
-                           "version.",
+                           "since the epoch.",
                            static_cast<long long>(r.behind_ms),
                            r.at_floor ? "the mark the generator started from" : "the last id issued",
                            static_cast<long long>(g->settings.tolerance_ms),
@@ -179,6 +197,63 @@ sf_code await_reservation(sf_generator* g, int64_t now_ms, int64_t until_ns) noe
     }
 }
 
+// Clock failover: a call's wait for a backup worker id.
+struct BackupWait {
+    bool asked = false;
+    int64_t until_ns = 0;   // monotonic: the call refuses after this
+    uint64_t attempts = 0;  // the driver's attempts already seen
+};
+
+int64_t backup_wait_ms(const sf_generator* g) noexcept {
+    return std::max<int64_t>(g->settings.tolerance_ms, SF_BACKUP_WAIT_MS);
+}
+
+// The clock is refused (core::Status::ClockBehind) with clock_backwards =
+// SF_CLOCK_FAILOVER: asks the background thread for a backup worker id
+// (the driver judges the clock again itself: core::plan_backup) and waits
+// until an attempt answers, within backup_wait_ms() of the call's first
+// request. SF_OK: decide again (a backup started, or none is needed on the
+// driver's reading); else the refusal, which says why no backup took over.
+sf_code await_backup(sf_generator* g, BackupWait* w, const core::Next& r, int64_t now) noexcept {
+    std::unique_lock<std::mutex> lock(g->mu);
+    if (!w->asked) {
+        w->asked = true;
+        w->until_ns = monotonic_ns() + backup_wait_ms(g) * 1000000;
+        w->attempts = g->backup_attempts;
+    }
+    g->backup_wanted = g->settings.tolerance_ms;
+    wake_runner(g);
+    g->cv.notify_all();
+    char why[sizeof(sf_error::detail)];
+    for (;;) {
+        if (g->stopping) return SF_OK;  // the next decision finds the fence
+        if (g->backup_attempts > w->attempts) {
+            w->attempts = g->backup_attempts;
+            if (g->backup_error.empty()) return SF_OK;
+            snprintf(why, sizeof why, "%s", g->backup_error.c_str());
+            break;
+        }
+        const int64_t left = w->until_ns - monotonic_ns();
+        if (left <= 0) {
+            if (g->backup_worker >= 0)
+                snprintf(why, sizeof why,
+                         "the generator is on backup worker id %d, the clock is behind its ids too, and no other "
+                         "was taken within %lld ms (a backup is held %lld ms before another replaces it)",
+                         static_cast<int>(g->backup_worker), static_cast<long long>(backup_wait_ms(g)),
+                         static_cast<long long>(core::kMinBackupHoldMs));
+            else
+                snprintf(why, sizeof why, "none was taken within %lld ms%s%s",
+                         static_cast<long long>(backup_wait_ms(g)),
+                         g->backup_error.empty() ? "" : "; the last attempt: ", g->backup_error.c_str());
+            break;
+        }
+        g->cv.wait_for(lock, std::chrono::nanoseconds(left));
+    }
+    g->counters.clock_backwards_errors++;  // core::Config::failover left it to the call
+    lock.unlock();
+    return refuse_clock(g, r, now, why);
+}
+
 // Issues up to max_count ids of one millisecond into *r.
 sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
     Words words(*g);
@@ -198,7 +273,9 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
         }
     }
     core::Config config{0, g->settings.tolerance_ms};  // the worker id is the word's
-    const int64_t wait_until_ns = monotonic_ns() + wait_limit_ms(g) * 1000000;
+    config.failover = g->settings.failover;
+    int64_t wait_until_ns = monotonic_ns() + wait_limit_ms(g) * 1000000;
+    BackupWait backup;
     for (;;) {
         int64_t now = 0;
         core::Next r;
@@ -226,6 +303,14 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
                 wait_until_ms(g, r.wait_until_ms);
                 break;
             case core::Status::ClockBehind:
+                if (g->settings.failover) {
+                    const sf_code c = await_backup(g, &backup, r, now);
+                    if (c != SF_OK) return c;
+                    // The backup's first reservation is awaited within the same bound.
+                    wait_until_ns = std::max(wait_until_ns, backup.until_ns);
+                    break;
+                }
+                return refuse_clock(g, r, now);
             case core::Status::BeforeEpoch:
             case core::Status::EndOfTime: return refuse_clock(g, r, now);
             case core::Status::NeedReservation: {

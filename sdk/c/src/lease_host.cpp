@@ -6,8 +6,11 @@
 // is held: the fast path refuses at once), a fence when the lease is not
 // held or stops, a new tenure above the worker id's mark before the lease
 // is published Held, and the coordinator's reservation once its write is
-// confirmed. Clock failover is not offered (no backup worker id): a clock
-// behind past the tolerance is SF001.
+// confirmed. Clock failover (core/backup.hpp, clock_backwards =
+// SF_CLOCK_FAILOVER): a caller whose clock is refused asks for a backup
+// worker id (g->backup_wanted) and the driver decides and takes it; the
+// host moves the position word to the backup's tenure and back, as the
+// extension's lease worker moves shared memory's.
 
 #include "lease_host.hpp"
 #include "error.hpp"
@@ -24,6 +27,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -83,33 +87,16 @@ public:
     }
     core::Mark local_mark() noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
-        const int64_t ms = core::packed_ms(g_->word.load());
-        const bool at_reserved_floor = ms == g_->floor_ms && g_->floor_grace_ms > 0;
-        core::Mark m;
-        m.ms = ms;
-        m.clean = !at_reserved_floor;
-        m.window_ms = at_reserved_floor ? g_->floor_grace_ms : 0;
-        return m;
+        return core::position_mark(core::packed_ms(g_->word.load()), g_->floor_ms, g_->floor_grace_ms,
+                                   g_->own_high_ms);
     }
     void start_tenure(int32_t worker, const core::Handover& h, bool) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
-        // After both the worker id's mark and this process's last millisecond.
-        const int64_t cur_ms = core::packed_ms(g_->word.load());
-        const bool at_floor = h.floor_ms >= cur_ms;
-        const int64_t floor = at_floor ? h.floor_ms : cur_ms;
-        const int64_t grace = at_floor ? h.grace_ms : 0;
-        Words words(*g_);
-        const int64_t start = core::start_tenure(words, worker, floor);
-        g_->floor_ms = start;
-        g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
+        // After both the worker id's mark and this process's last
+        // millisecond (under the own id: a backup's position is below it).
+        const core::TenureFloor t = core::tenure_floor(h, core::packed_ms(g_->word.load()), g_->own_high_ms);
+        begin_tenure_locked(worker, t.floor_ms, t.grace_ms);
         g_->lease_worker = worker;
-        // The tenure's first reservation is asked for at once (the clock
-        // reached), so that the first ids need not wait for its write.
-        const int64_t now = sdk::id_ms(g_->settings);
-        int64_t d = g_->demand_ms.load();
-        while (d < now && !g_->demand_ms.compare_exchange_weak(d, now)) {
-        }
-        g_->cv.notify_all();
     }
     int64_t fence_ids() noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
@@ -130,8 +117,10 @@ public:
         g_->coord_mark_error = error;
         g_->cv.notify_all();
     }
-    // No clock failover: nobody asks for a backup worker id.
-    int64_t backup_wanted() noexcept override { return -1; }
+    int64_t backup_wanted() noexcept override {
+        std::lock_guard<std::mutex> lock(g_->mu);
+        return g_->backup_wanted;
+    }
     void read_generator(core::GeneratorState* state, int64_t* now_ms) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         const uint64_t w = g_->word.load();
@@ -143,10 +132,48 @@ public:
         state->floor_grace_ms = g_->floor_grace_ms;
         *now_ms = sdk::id_ms(g_->settings);
     }
-    void record_backup_attempt(const char*) noexcept override {}
-    int64_t start_backup(int32_t, int64_t) noexcept override { return fence_ids(); }
-    int64_t end_backup(int32_t, int64_t) noexcept override { return fence_ids(); }
-    void backup_lost() noexcept override {}
+    // The outcome of an attempt for waiting callers; the request is answered.
+    void record_backup_attempt(const char* error) noexcept override {
+        std::lock_guard<std::mutex> lock(g_->mu);
+        g_->backup_attempts++;
+        g_->backup_error = error;
+        g_->backup_wanted = -1;
+        g_->cv.notify_all();
+    }
+    // Ids go on under backup worker id `worker` after floor_ms (its mark):
+    // the own id's tenure fenced and its last millisecond kept; nothing of
+    // the backup is reserved past its start until its mark is written.
+    int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
+        std::lock_guard<std::mutex> lock(g_->mu);
+        Words words(*g_);
+        const int64_t own_last = core::fence(words);
+        g_->own_last_ms = own_last;
+        if (own_last > g_->own_high_ms) g_->own_high_ms = own_last;
+        // The demand only grows, and the own id's is ahead of the clock now:
+        // the backup's reservations follow its own callers.
+        g_->demand_ms.store(-1);
+        begin_tenure_locked(worker, floor_ms, 0);
+        g_->backup_worker = worker;
+        g_->clock_failovers++;
+        return own_last;
+    }
+    // Back on the own id `worker` after own_last_ms and after the backup's
+    // last millisecond: the backup's tenure fenced.
+    int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept override {
+        std::lock_guard<std::mutex> lock(g_->mu);
+        Words words(*g_);
+        const int64_t backup_last = core::fence(words);
+        begin_tenure_locked(worker, std::max(own_last_ms, backup_last), 0);
+        g_->backup_worker = -1;
+        g_->own_last_ms = -1;
+        return backup_last;
+    }
+    void backup_lost() noexcept override {
+        std::lock_guard<std::mutex> lock(g_->mu);
+        g_->backup_worker = -1;
+        g_->own_last_ms = -1;
+        g_->cv.notify_all();
+    }
     uint32_t random() noexcept override {
         uint32_t r = 0;
         if (getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) r = static_cast<uint32_t>(boottime_ns());
@@ -155,6 +182,22 @@ public:
     void log(const char*, const char*, const char*) noexcept override {}
 
 private:
+    // A tenure of `worker` after floor (core::start_tenure()), a clock
+    // behind the floor by up to grace waited out; g->mu held. Its first
+    // reservation is asked for at once (the clock reached), so that the
+    // first ids need not wait for its write.
+    void begin_tenure_locked(int32_t worker, int64_t floor, int64_t grace) noexcept {
+        Words words(*g_);
+        const int64_t start = core::start_tenure(words, worker, floor);
+        g_->floor_ms = start;
+        g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
+        const int64_t now = sdk::id_ms(g_->settings);
+        int64_t d = g_->demand_ms.load();
+        while (d < now && !g_->demand_ms.compare_exchange_weak(d, now)) {
+        }
+        wake_ = true;  // the next turn at once: it writes the reservation
+        g_->cv.notify_all();
+    }
     static core::LeaseConfig lease_config(const Settings& s) noexcept {
         core::LeaseConfig c;
         c.ttl_ms = s.ttl_ms;
@@ -307,6 +350,13 @@ bool start_child_lease(sf_generator* g) noexcept {
     g->reserved.store(-1);
     g->demand_ms.store(-1);
     g->ids_issued.store(0);
+    // The parent's backup worker id is its own (own_high_ms is kept: a
+    // tenure of the child starts above the ids the parent issued).
+    g->backup_wanted = -1;
+    g->backup_attempts = 0;
+    g->backup_error = "";
+    g->backup_worker = -1;
+    g->own_last_ms = -1;
     if (!start_runner(g)) {
         g->forked = true;
         return false;

@@ -74,10 +74,16 @@ sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
                            "Set clock_tolerance_ms to 0..10000 (the default is 5).", "clock_tolerance_ms is %d.",
                            static_cast<int>(cfg->clock_tolerance_ms));
     s->tolerance_ms = cfg->clock_tolerance_ms;
-    if (cfg->clock_backwards != SF_CLOCK_REFUSE)
-        return fail(SF_ERR_INVALID, "clock failover is not supported by this version", nullptr,
-                    "Set clock_backwards to SF_CLOCK_REFUSE: a clock step back past the tolerance is SF001 until "
-                    "the clock passes the last id.");
+    if (cfg->clock_backwards != SF_CLOCK_REFUSE && cfg->clock_backwards != SF_CLOCK_FAILOVER)
+        return fail_detail(SF_ERR_INVALID, "clock_backwards is invalid",
+                           "Set clock_backwards to SF_CLOCK_REFUSE (the default) or SF_CLOCK_FAILOVER.",
+                           "clock_backwards is %d.", static_cast<int>(cfg->clock_backwards));
+    if (cfg->clock_backwards == SF_CLOCK_FAILOVER && !leased)
+        return fail(SF_ERR_INVALID, "clock failover needs leased worker ids",
+                    "With a static worker_id no coordinator can hand out a second id that no other process uses.",
+                    "Set etcd_endpoints or zookeeper_hosts to lease worker ids, or clock_backwards to "
+                    "SF_CLOCK_REFUSE.");
+    s->failover = cfg->clock_backwards == SF_CLOCK_FAILOVER;
     s->prefix = blank(cfg->lease_prefix) ? "/snowflake" : cfg->lease_prefix;
     std::string reason;
     if (!core::check_lease_prefix(s->prefix, &reason))
@@ -308,8 +314,9 @@ sf_code sf_status(sf_generator* gen, sf_stats* out) {
         out->state = SF_STATE_EXPIRED;
     else
         out->state = SF_STATE_ACQUIRING;
-    out->worker_id = held ? core::packed_worker(word) : -1;
-    out->backup_worker_id = -1;
+    const bool on_backup = held && !is_static && gen->backup_worker >= 0;
+    out->worker_id = on_backup ? gen->lease_worker : held ? core::packed_worker(word) : -1;
+    out->backup_worker_id = on_backup ? core::packed_worker(word) : -1;
     out->coordinator = is_static ? "static" : !s.etcd_endpoints.empty() ? "etcd" : "zookeeper";
     out->ids_issued = gen->ids_issued.load();
     out->lease_ms_left = !is_static && held ? std::max<int64_t>(0, (deadline - sdk::boottime_ns()) / 1000000) : -1;

@@ -27,6 +27,20 @@ test('open with etcdEndpoints resolves holding a worker id of the default range'
     }
 });
 
+test("clockBackwards: 'failover' is accepted with a leased worker id", { skip }, async () => {
+    const gen = await Generator.open({
+        etcdEndpoints: etcd, leasePrefix: '/sdk-node-failover', clockBackwards: 'failover', timeout: 20000,
+    });
+    try {
+        const a = gen.nextId();
+        const b = gen.nextId();
+        assert.ok(b > a);
+        assert.equal(gen.stats().backupWorkerId, null);  // the clock did not step back
+    } finally {
+        await gen.close();
+    }
+});
+
 test('two generators hold different worker ids', { skip }, async () => {
     const [g1, g2] = await Promise.all([
         Generator.open({ etcdEndpoints: [etcd], leasePrefix: '/sdk-node-two', timeout: 20000 }),

@@ -123,6 +123,15 @@ test('decode round trip: the id\'s instant, worker id and sequence', async () =>
     await rejectsWith(() => Generator.decode(1n, { epoch: 'not an epoch' }), '22023');
 });
 
+test("clockBackwards: 'failover' needs a leased worker id", async () => {
+    await assert.rejects(Generator.open({ workerId: 5, markFile: markFile(), clockBackwards: 'failover' }), (e) => {
+        assert.ok(e instanceof SnowflakeError);
+        assert.equal(e.code, '22023');
+        assert.match(e.message, /clock failover needs leased worker ids/);
+        return true;
+    });
+});
+
 test('bad configurations fail with 22023 and a SnowflakeError', async () => {
     const mf = markFile();
     const cases = [

@@ -46,6 +46,12 @@ class EtcdTest(unittest.TestCase):
         self.assertGreater(b, a)
         self.assertEqual(snowflake_ids.decode(a).worker_id, stats["worker_id"])
 
+    def test_clock_failover_is_accepted_with_a_leased_id(self):
+        gen = self.open(lease_prefix="/sdk-python-failover", clock_backwards="failover")
+        a, b = gen.next_id(), gen.next_id()
+        self.assertGreater(b, a)
+        self.assertIsNone(gen.stats()["backup_worker_id"])  # the clock did not step back
+
     def test_two_generators_hold_different_ids(self):
         g1 = self.open(lease_prefix="/sdk-python-two")
         g2 = self.open(lease_prefix="/sdk-python-two")

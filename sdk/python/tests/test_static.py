@@ -112,6 +112,12 @@ class StaticTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             Generator(colour="blue")
 
+    def test_clock_failover_needs_a_leased_worker_id(self):
+        with self.assertRaises(snowflake_ids.ConfigError) as cm:
+            Generator(worker_id=5, mark_file=self.tmp.mark(), clock_backwards="failover")
+        self.assertEqual(cm.exception.sqlstate, "22023")
+        self.assertIn("clock failover needs leased worker ids", cm.exception.message)
+
     def test_mark_file_locked_by_a_second_generator(self):
         mark = self.tmp.mark()
         with Generator(worker_id=11, mark_file=mark) as first:
