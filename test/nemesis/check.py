@@ -509,7 +509,7 @@ def main():
 
     # --- availability -------------------------------------------------------
     print("# availability: node, attempts, answered with ids, share, refusals by SQLSTATE,"
-          " longest time without an id")
+          " longest time without an id (an SDK process: within its life, from its first attempt to its last)")
     t_end = max((a[1] for a in attempts), default=t0)
     by_node = collections.defaultdict(list)
     for a in attempts:
@@ -520,8 +520,10 @@ def main():
         codes = collections.Counter(a[5][1:] if a[5].startswith("E") else a[5]
                                     for a in mine if parse_result(a[5]) is None)
         gaps_ = []
-        prev = t0
-        for t in ok_times + [t_end]:
+        prev, last = t0, t_end
+        if "." in node and mine:  # an SDK process: its life only
+            prev, last = min(a[0] for a in mine), max(a[1] for a in mine)
+        for t in ok_times + [last]:
             gaps_.append((t - prev, prev))
             prev = t
         gap, at = max(gaps_) if gaps_ else (0.0, t0)
@@ -530,7 +532,9 @@ def main():
               % (node, len(mine), len(ok_times), share,
                  ",".join("%s:%d" % kv for kv in sorted(codes.items())) or "-",
                  gap, rel(at), faults_near(at, at + gap, node)))
-        if not ok_times:
+        if not ok_times and "." in node:
+            print("#   (%s acknowledged no id at all: an SDK process that held no worker id in its life)" % node)
+        elif not ok_times:
             print("#   (%s acknowledged no id at all: a node asking for a fixed worker id that"
                   " another node held throughout the run)" % node)
 
