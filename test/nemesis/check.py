@@ -9,10 +9,12 @@ Usage: check.py [options] CLIENT_FILE...
   --clocks FILE   lines "<unix s before> <unix s after> <node> <offset s>": a node's clock offset
                   (libfaketime) changed between the two times; every node starts at 0
   --polls FILE, --events FILE, --coordinator etcd|zookeeper: the coordinator's record (tenures.py)
-  --nodes FILE    lines "<node> <field>=<value>": the node whose worker keys' values (the node
-                  identity, src/core/coord_schema.hpp) hold that field with that value
+  --nodes FILE    lines "<node> <field>=<value>...": the node whose worker keys' values (the node
+                  identity, src/core/coord_schema.hpp) hold each of those fields with its value
+                  (a node: data_directory=...; an SDK process: port=0 runtime=... pid=...)
   --epoch-ms MS   snowflake.epoch of the nodes, Unix milliseconds
-Times in the client files are CLOCK_BOOTTIME seconds (client.py); the fault
+Times in the client files are CLOCK_BOOTTIME seconds (client.py; the SDK
+members' from /proc/uptime, sdk_member.js and .py); the fault
 and clock logs are in Unix seconds, turned into boot time with the
 difference of the two clocks the polls recorded.
 
@@ -37,6 +39,11 @@ Assertions (docs/nemesis.md, "The checks"):
      fault of the id.)
   5. No id ahead of its node's clock: that lower bound of the swap is not
      after the answer (a node issues ids only at or below its clock).
+A "node" here is whatever the client lines name: a PostgreSQL node
+("node<i>", one holder across its restarts: its data directory), or one
+process of an SDK member ("sdk<j>.<life>": a holder of its own, its worker
+keys told apart by port 0, runtime and pid). The clock log and the fault
+schedule name an SDK member ("sdk<j>"), for all its processes.
 Worker id tenures are printed twice: derived from the ids (runs of one node's
 ids, in order of acknowledgement) and as the coordinator recorded them.
 
@@ -93,6 +100,12 @@ def parse_result(r):
             runs.append((lo, hi))
         return runs
     return None
+
+
+def member_of(node):
+    """The name the fault schedule and the clock log give a node or SDK
+    member: "sdk0" for its process "sdk0.2"."""
+    return node.split(".", 1)[0]
 
 
 def count(runs):
@@ -206,7 +219,8 @@ def main():
         for s, e, num, kind, target, note in faults:
             if note.startswith("SKIPPED"):
                 continue
-            if s <= b + 1 and e >= a - 1 and (node is None or target == node or not target.startswith("node")):
+            if s <= b + 1 and e >= a - 1 and (node is None or target == member_of(node) or
+                                               not target.startswith(("node", "sdk"))):
                 out.append("#%s %s %s [%.1f, %.1f]" % (num, kind, target, rel(s), rel(e)))
         return ", ".join(out) or "none"
 
@@ -351,17 +365,17 @@ def main():
         print("ok - one holder at a time (ids): no id inside another node's unbroken run of the same worker id")
 
     # --- 4. and 5. one holder at a time, from the coordinator --------------------
-    holders = []  # (node, field, value): a worker key whose value has field=value is that node's
+    holders = []  # (node, [(field, value)]): a worker key whose value has every field=value is that node's
     if args.nodes:
         with open(args.nodes) as f:
             for line in f:
                 p = line.split()
-                if len(p) == 2 and "=" in p[1]:
-                    holders.append((p[0],) + tuple(p[1].split("=", 1)))
+                if len(p) >= 2 and all("=" in x for x in p[1:]):
+                    holders.append((p[0], [tuple(x.split("=", 1)) for x in p[1:]]))
 
     def holder_of(identity):
-        for node, field, value in holders:
-            if coord.identity_field(identity, field) == value:
+        for node, fields in holders:
+            if all(coord.identity_field(identity, field) == value for field, value in fields):
                 return node
         return None
 
@@ -382,7 +396,7 @@ def main():
     if record_problem is None and args.epoch_ms is not None:
         for c in calls:
             sent, answered, node = c[0], c[1], c[2]
-            off = offsets.largest(node, sent - 1, answered + 1)
+            off = offsets.largest(member_of(node), sent - 1, answered + 1)
             for lo, hi in c[5]:
                 w = worker_of(lo)
                 unix = (args.epoch_ms + ms_of(lo)) / 1000.0
@@ -480,7 +494,7 @@ def main():
                 seq = seq[:400] + " ..."
             print("#   worker %d: %d tenure(s): %s" % (w, len(lst), seq))
         for value, n in unknown.items():
-            print("#   (%d tenure(s) of a holder no node's data directory names: %s)" % (n, value))
+            print("#   (%d tenure(s) of a holder no line of the nodes file names: %s)" % (n, value))
 
     # --- worker ids per node ---------------------------------------------------
     # A node with more than its own worker id: a lease lost and another
@@ -495,7 +509,7 @@ def main():
 
     # --- availability -------------------------------------------------------
     print("# availability: node, attempts, answered with ids, share, refusals by SQLSTATE,"
-          " longest time without an id")
+          " longest time without an id (an SDK process: within its life, from its first attempt to its last)")
     t_end = max((a[1] for a in attempts), default=t0)
     by_node = collections.defaultdict(list)
     for a in attempts:
@@ -506,8 +520,10 @@ def main():
         codes = collections.Counter(a[5][1:] if a[5].startswith("E") else a[5]
                                     for a in mine if parse_result(a[5]) is None)
         gaps_ = []
-        prev = t0
-        for t in ok_times + [t_end]:
+        prev, last = t0, t_end
+        if "." in node and mine:  # an SDK process: its life only
+            prev, last = min(a[0] for a in mine), max(a[1] for a in mine)
+        for t in ok_times + [last]:
             gaps_.append((t - prev, prev))
             prev = t
         gap, at = max(gaps_) if gaps_ else (0.0, t0)
@@ -516,7 +532,9 @@ def main():
               % (node, len(mine), len(ok_times), share,
                  ",".join("%s:%d" % kv for kv in sorted(codes.items())) or "-",
                  gap, rel(at), faults_near(at, at + gap, node)))
-        if not ok_times:
+        if not ok_times and "." in node:
+            print("#   (%s acknowledged no id at all: an SDK process that held no worker id in its life)" % node)
+        elif not ok_times:
             print("#   (%s acknowledged no id at all: a node asking for a fixed worker id that"
                   " another node held throughout the run)" % node)
 

@@ -12,6 +12,11 @@ reads of the revision clock come every 50 ms. node0 issues ids (single and
 batches) from 1001 s to 1009 s, node1 from 1011 s on; revision 20 is
 committed at 1010.0 s, 21 at 1010.5 s.
 
+The sdk_ cases make one of the two nodes an SDK process (issue 30): its
+client lines name "sdk0.1" (an SDK member's first process), its worker key
+says port 0, a runtime and a pid (as an application process's does), and
+the nodes file names it by those fields, as run.sh does.
+
 Prints "ok - ..." or "not ok - ..." per case; exits 1 if any case fails.
 """
 import os
@@ -68,7 +73,33 @@ def base_run():
     return clients, polls, events
 
 
-def run_checker(d, clients, polls, events, clocks=()):
+NODES = ["node0 data_directory=/d0", "node1 data_directory=/d1"]
+SDK_IDENT = ("snowflake-node host=h port=0 system_identifier=0 instance=5d4f started_unix_ms=1 data_directory="
+             " lease_ttl_ms=5000 runtime=%s pid=%d")
+
+
+def as_sdk(c, e, node, name="sdk0.1", runtime="node", pid=300, key_pid=None):
+    """Makes node ("node0" or "node1") an SDK process: its client lines are
+    name's (label sdk-<runtime>, pid), its worker key's value an SDK
+    process's identity (pid key_pid, pid by default); returns the nodes
+    file's lines."""
+    out = {}
+    for f, lines in c.items():
+        if f.split(".")[0] != node:
+            out[f] = lines
+            continue
+        for x in lines:
+            p = x.split()
+            p[2], p[3], p[4] = name, "sdk-" + runtime, str(pid)
+            out.setdefault(name, []).append(" ".join(p))
+    c.clear()
+    c.update(out)
+    ident = "snowflake-node host=h port=5432 system_identifier=1 started_unix_ms=1 data_directory=/d%s" % node[-1]
+    e[:] = [x.replace(ident, SDK_IDENT % (runtime, pid if key_pid is None else key_pid)) for x in e]
+    return [x for x in NODES if not x.startswith(node + " ")] + ["%s port=0 runtime=%s pid=%d" % (name, runtime, pid)]
+
+
+def run_checker(d, clients, polls, events, clocks=(), nodes=NODES):
     files = []
     for name, lines in clients.items():
         path = os.path.join(d, name)
@@ -76,7 +107,7 @@ def run_checker(d, clients, polls, events, clocks=()):
             f.write("".join(x + "\n" for x in lines))
         files.append(path)
     for name, lines in (("polls", polls), ("events", events), ("clocks", clocks),
-                        ("nodes", ["node0 data_directory=/d0", "node1 data_directory=/d1"]), ("faults", [])):
+                        ("nodes", nodes), ("faults", [])):
         with open(os.path.join(d, name), "w") as f:
             f.write("".join(x + "\n" for x in lines))
     out = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), "--t0", "%.6f" % (1000.0 + SKEW),
@@ -173,8 +204,51 @@ def case_batch_order(c, p, e):
     return c, p, e, (), ["not ok - ids of one batch increase: 1 batch(es)"]
 
 
+def case_sdk_holder(c, p, e):
+    # node1's tenure and ids are an SDK process's (after node0's): its worker
+    # key is found by port 0, runtime and pid; no violation.
+    nodes = as_sdk(c, e, "node1")
+    return c, p, e, (), [], nodes
+
+
+def case_sdk_other_process(c, p, e):
+    # The same ids, but the tenure is another process's of that member (pid
+    # 301, an earlier process killed with kill -9, say): the ids were issued
+    # while their process held no worker id.
+    nodes = as_sdk(c, e, "node1", key_pid=301) + ["sdk0.0 port=0 runtime=node pid=301"]
+    return c, p, e, (), ["not ok - one holder at a time (coordinator): "], nodes
+
+
+def case_sdk_duplicate(c, p, e):
+    # case_duplicate with the SDK process answering node0's largest id.
+    c, p, e, _, want = case_duplicate(c, p, e)
+    c["node1.1"] += c.pop("node1.3")
+    nodes = as_sdk(c, e, "node1", runtime="python")
+    return c, p, e, (), want, nodes
+
+
+def case_sdk_inside_node_tenure(c, p, e):
+    # The SDK process (worker id 5 after node0) answers an id it issued at
+    # 1008 s, during node0's tenure, between two of node0's ids.
+    c["node1.1"].append(single("node1", "1", 200, 1008.0, 1008.01, snowflake(1008.0, 3)))
+    nodes = as_sdk(c, e, "node1", runtime="python")
+    return c, p, e, (), ["not ok - one holder at a time (ids): 1 id(s)",
+                         "not ok - one holder at a time (coordinator): 1 id(s)"], nodes
+
+
+def case_sdk_stopped_past_deadline(c, p, e):
+    # case_stale_after_tenure with an SDK process as the first holder
+    # (node0): stopped (SIGSTOP) inside nextIds past its lease deadline, it
+    # returns an id issued after it, when node1 held worker id 5.
+    c, p, e, _, want = case_stale_after_tenure(c, p, e)
+    nodes = as_sdk(c, e, "node0")
+    return c, p, e, (), want, nodes
+
+
 CASES = [case_clean, case_duplicate, case_stale_after_tenure, case_delayed_answer, case_clock_ahead_logged,
-         case_clock_ahead_unlogged, case_inside_other_run, case_tenure_order, case_no_record, case_batch_order]
+         case_clock_ahead_unlogged, case_inside_other_run, case_tenure_order, case_no_record, case_batch_order,
+         case_sdk_holder, case_sdk_other_process, case_sdk_duplicate, case_sdk_inside_node_tenure,
+         case_sdk_stopped_past_deadline]
 
 
 def main():
@@ -183,8 +257,9 @@ def main():
     failed = 0
     for case in CASES:
         with tempfile.TemporaryDirectory(prefix="nemesis-check-test.") as d:
-            clients, polls, events, clocks, want = case(*base_run())
-            rc, out = run_checker(d, clients, polls, events, clocks)
+            res = case(*base_run())
+            clients, polls, events, clocks, want = res[:5]
+            rc, out = run_checker(d, clients, polls, events, clocks, *res[5:])
             bad = [line for line in out.split("\n") if line.startswith("not ok") and
                    not line.startswith("not ok - nemesis:")]
             problems = []

@@ -16,7 +16,13 @@
 # worker id ordered by tenure, none issued while another node held its
 # worker id (from the ids, and from the coordinator's tenures on the boot
 # clock), none ahead of its node's clock; and reports each node's
-# availability next to the faults. COORDINATOR=zookeeper runs the same
+# availability next to the faults. SDK members (NEMESIS_SDK: application
+# processes with the embedded generator, sdk/node and sdk/python, each in a
+# namespace of its own, test/nemesis/sdk_member.{js,py}) lease from the same
+# prefix, from a worker id range the nodes lease from too, take batches of
+# ids throughout, and get faults of their own (partitions, SIGSTOP, kill -9,
+# clock steps, clean restarts); the checker reads their ids as a node's, each
+# process a holder of its own ("sdk<j>.<life>"). COORDINATOR=zookeeper runs the same
 # schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
 # (a server per namespace, where the etcd members go; the faults on etcd
 # become zk_minority and zk_leader_kill).
@@ -38,7 +44,11 @@
 # 4096), NEMESIS_BATCH_PAUSE_MS (pause after each batch, 100),
 # NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
 # of the node with snowflake.clock_backwards = failover, 0; "none" for no
-# such node), KEEP_TMP (keep the work directory and the servers' directories).
+# such node), NEMESIS_SDK (the SDK members' runtimes, "node python"; "" for
+# none: then neither make sdk nor node is needed), NEMESIS_SDK_WORKER_IDS
+# (their workerIds, "0-3": the "any" nodes hold 0 and 1 at the start, the
+# fixed nodes ask for 0 and 1), NEMESIS_SDK_BATCH (ids per call, 4096),
+# NEMESIS_SDK_PAUSE_MS (pause after each call, 100), KEEP_TMP (keep the work directory and the servers' directories).
 #
 # Needs root (network namespaces), iproute2, nftables, etcd (or zookeeper and
 # java), libfaketime, a C compiler and python3-psycopg2 (scripts/deps.sh).
@@ -62,6 +72,11 @@ BATCH=${NEMESIS_BATCH:-4096}
 BATCH_PAUSE_MS=${NEMESIS_BATCH_PAUSE_MS:-100}
 FAILOVER=${NEMESIS_FAILOVER:-0}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
+read -r -a SDK_KINDS <<<"${NEMESIS_SDK-node python}"
+SDK_WORKER_IDS=${NEMESIS_SDK_WORKER_IDS:-0-3}
+SDK_BATCH=${NEMESIS_SDK_BATCH:-4096}
+SDK_PAUSE_MS=${NEMESIS_SDK_PAUSE_MS:-100}
+S=${#SDK_KINDS[@]}
 HTTP_PORT=8080   # each node's own loopback, in its namespace
 PREFIX=/snowflake   # snowflake.lease_prefix (the default)
 N=${#NODE_IDS[@]}
@@ -78,12 +93,14 @@ is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 REPLAY="DURATION=$DURATION SEED=$SEED"
 ! is_zk || REPLAY="COORDINATOR=zookeeper $REPLAY"
 for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_BATCH_CLIENTS NEMESIS_BATCH NEMESIS_BATCH_PAUSE_MS \
-    NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER; do
+    NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER NEMESIS_SDK NEMESIS_SDK_WORKER_IDS NEMESIS_SDK_BATCH \
+    NEMESIS_SDK_PAUSE_MS; do
     [ -z "${!v+set}" ] || REPLAY+=" $v='${!v}'"
 done
 echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")$([ "$FAILOVER" = none ] || echo ", clock failover on node$FAILOVER")"
 echo "# clients per node: $CLIENTS of single ids$(for k in "${BATCH_KINDS[@]}"; do printf ', one of %s (%s ids, a %s ms pause)' \
     "$([ "$k" = http ] && echo "GET /v1/ids/batch?count=$BATCH" || echo "snowflake_nextval_batch($BATCH)")" "$BATCH" "$BATCH_PAUSE_MS"; done)"
+[ "$S" = 0 ] || echo "# SDK members: $(for ((j = 0; j < S; j++)); do printf 'sdk%d=%s ' "$j" "${SDK_KINDS[$j]}"; done)(workerIds $SDK_WORKER_IDS, nextIds($SDK_BATCH), a $SDK_PAUSE_MS ms pause)"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
@@ -103,6 +120,18 @@ for k in "${BATCH_KINDS[@]}"; do
     [ "$k" = batch ] || [ "$k" = http ] || fail_setup "NEMESIS_BATCH_CLIENTS lists batch and http clients, not '$k'"
 done
 [[ $BATCH =~ ^[0-9]+$ ]] && [ "$BATCH" -ge 1 ] && [ "$BATCH" -le 10000 ] || fail_setup "NEMESIS_BATCH must be 1 to 10000"
+for k in "${SDK_KINDS[@]}"; do
+    [ "$k" = node ] || [ "$k" = python ] || fail_setup "NEMESIS_SDK lists node and python members, not '$k'"
+done
+[[ $SDK_BATCH =~ ^[0-9]+$ ]] && [ "$SDK_BATCH" -ge 1 ] && [ "$SDK_BATCH" -le 1000000 ] || fail_setup "NEMESIS_SDK_BATCH must be 1 to 1000000"
+if [ "$S" -gt 0 ]; then
+    [[ " ${SDK_KINDS[*]} " != *" node "* ]] || command -v node >/dev/null || fail_setup "node is missing (NEMESIS_SDK='' runs without SDK members)"
+    # The bindings, built in place (sdk/node, sdk/python): before the run,
+    # not counted in its duration.
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk >/tmp/nemesis-make-sdk.$$.log 2>&1 ||
+        { tail -n 20 /tmp/nemesis-make-sdk.$$.log; rm -f /tmp/nemesis-make-sdk.$$.log; fail_setup "make sdk failed"; }
+    rm -f /tmp/nemesis-make-sdk.$$.log
+fi
 
 WORK=$(suite_workdir nemesis)
 mkdir -p "$WORK/etcd" "$WORK/clients"
@@ -122,7 +151,7 @@ SELFTEST_PID=$!
 # --- network ---------------------------------------------------------------
 # Namespaces: $P-br holds the bridge; $P-ctl is where the suite talks to
 # etcd (ZooKeeper) from; $P-e<i> an etcd member (ZooKeeper server); $P-n<i>
-# a node. Each but the bridge's
+# a node; $P-s<j> an SDK member. Each but the bridge's
 # has one end of a veth pair as eth0, the other end in $P-br on the bridge.
 # The addresses exist only inside these namespaces.
 P=sfn$$
@@ -133,6 +162,8 @@ CTL_NS=$P-ctl
 E_NS=(); E_ADDR=(); N_NS=(); N_ADDR=()
 for ((i = 0; i < M; i++)); do E_NS+=("$P-e$i"); E_ADDR+=("$NET.$((11 + i))"); done
 for ((i = 0; i < N; i++)); do N_NS+=("$P-n$i"); N_ADDR+=("$NET.$((21 + i))"); done
+S_NS=(); S_ADDR=()
+for ((j = 0; j < S; j++)); do S_NS+=("$P-s$j"); S_ADDR+=("$NET.$((41 + j))"); done
 
 # net_join NS VETH ADDR: namespace NS on the bridge, at ADDR.
 net_join() {
@@ -153,6 +184,7 @@ net_setup() {
     net_join "$CTL_NS" vc "$NET.2" || return 1
     for ((i = 0; i < M; i++)); do net_join "${E_NS[$i]}" "ve$i" "${E_ADDR[$i]}" || return 1; done
     for ((i = 0; i < N; i++)); do net_join "${N_NS[$i]}" "vn$i" "${N_ADDR[$i]}" || return 1; done
+    for ((j = 0; j < S; j++)); do net_join "${S_NS[$j]}" "vs$j" "${S_ADDR[$j]}" || return 1; done
 }
 
 # net_cut NS ADDR...: drops, inside NS, every packet to and from the ADDRs
@@ -199,6 +231,9 @@ cleanup() {
     trap - EXIT INT TERM
     for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    # SDK members still running (a failed run): killed, and reaped.
+    for p in "${SDK_PID[@]}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
+    for p in "${SDK_PID[@]}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
     recorder_stop
     [ -z "${SELFTEST_PID:-}" ] || { kill -TERM "$SELFTEST_PID" 2>/dev/null; wait "$SELFTEST_PID" 2>/dev/null; } || true
     for p in "${STOPPED[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
@@ -315,6 +350,51 @@ coord_leader() {
     done
 }
 
+# --- SDK members -----------------------------------------------------------
+# Member j (sdk<j>) is a Node.js or Python process (NEMESIS_SDK) with an
+# embedded generator, in namespace $P-s<j>, under libfaketime (its clock
+# file in SDK_DIR[j]), recording to $WORK/clients/sdk<j>. Each process it
+# runs is a life of its own, named sdk<j>.<life> in its records and in the
+# nodes file (a holder of worker keys of its own: port 0, its runtime and
+# pid), started again by a kill9 or restart fault.
+SDK_PID=()    # j -> the pid of its process now ("" while none runs)
+SDK_LIFE=()   # j -> its number of processes so far
+SDK_DIR=()    # j -> its directory (faketime)
+sdk_start() {
+    local j=$1 life name rt=${SDK_KINDS[$1]} cmd
+    SDK_LIFE[$j]=$(( ${SDK_LIFE[$j]:-0} + 1 ))
+    life=${SDK_LIFE[$j]}
+    name=sdk$j.$life
+    if [ "$rt" = node ]; then
+        cmd=(node "$NEMESIS_DIR/sdk_member.js")
+    else
+        cmd=("$PY" "$NEMESIS_DIR/sdk_member.py")
+    fi
+    # ip netns exec and env exec: $! is the member's pid.
+    ip netns exec "${S_NS[$j]}" env "LD_PRELOAD=$FT_LIB" "FAKETIME_TIMESTAMP_FILE=${SDK_DIR[$j]}/faketime" \
+        FAKETIME_NO_CACHE=1 FAKETIME_DONT_RESET=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+        "SF_NODE_SDK=$PWD/sdk/node" "PYTHONPATH=$PWD/sdk/python" "SF_PREFIX=$PREFIX" \
+        "SF_WORKER_IDS=$SDK_WORKER_IDS" "SF_TTL=$TTL" "SF_ETCD=$SDK_ETCD" "SF_ZK=$SDK_ZK" \
+        "${cmd[@]}" "$name" "sdk-$rt" "$WORK/clients/sdk$j" "$SDK_BATCH" "$SDK_PAUSE_MS" \
+        2>>"${SDK_DIR[$j]}/stderr" &
+    SDK_PID[$j]=$!
+    echo "$name port=0 runtime=$rt pid=$!" >>"$WORK/nodes"
+}
+# sdk_end J SIGNAL: ends member J's process with SIGNAL and reaps it (after
+# SIGTERM, its close(), at most 15 s: then kill -9).
+sdk_end() {
+    local j=$1 pid=${SDK_PID[$1]} k
+    [ -n "$pid" ] || return 0
+    kill "-$2" "$pid" 2>/dev/null || true
+    if [ "$2" = TERM ]; then
+        for ((k = 0; k < 150; k++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null && echo "# sdk$j: pid $pid did not close within 15 s: killed"
+    fi
+    wait "$pid" 2>/dev/null
+    SDK_PID[$j]=
+}
+sdk_ids() { grep -q ' b[0-9]' "$WORK/clients/sdk$1" 2>/dev/null; }
+
 # --- faults ----------------------------------------------------------------
 # fault WHAT NUM KIND TARGET DUR PARAM: applies (start), heals halfway (mid)
 # or ends (end) one fault of the schedule; logs it with the time and a note.
@@ -341,7 +421,7 @@ pick_holder() {
 
 fault() {
     local what=$1 num=$2 kind=$3 target=$4 dur=$5 par=$6
-    local i= dir= note= p pid
+    local i= j= dir= note= p pid
     if [ "$what" = start ]; then
         # A "holder" fault picks its node now; a fault whose node another
         # fault is on (a "holder" fault picked it) does not start. A
@@ -369,6 +449,7 @@ fault() {
         [ "$what" != end ] || [[ $target != node* ]] || [ "$kind" = clock_back ] || unset "BUSY[$target]"
     fi
     if [[ $target == node* ]]; then i=${target#node}; dir=${NODE_DIR[$i]}; fi
+    if [[ $target == sdk* ]]; then j=${target#sdk}; dir=${SDK_DIR[$j]}; pid=${SDK_PID[$j]}; fi
     case "$what $kind" in
         "start part_both") net_cut "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
         "start part_in") net_cut_in "${N_NS[$i]}" "${E_ADDR[@]}" || nft_broken ;;
@@ -456,6 +537,23 @@ fault() {
                 note="RESTART FAILED"
                 BROKEN+=("fault #$num: $target did not start again")
             fi ;;
+        # The SDK members' faults (schedule.py's SDK_KINDS): one at a time.
+        "start sdk_part") net_cut "${S_NS[$j]}" "${E_ADDR[@]}" || nft_broken; note="pid $pid cut from $COORD_NAME" ;;
+        "end sdk_part") net_heal "${S_NS[$j]}" ;;
+        "start sdk_sigstop")
+            if [ -n "$pid" ] && kill -STOP "$pid"; then
+                STOPPED+=("$pid"); FAULT_PIDS[$num]=$pid; note="stopped pid $pid"
+            else
+                note="no process"
+            fi ;;
+        "end sdk_sigstop") for p in ${FAULT_PIDS[$num]:-}; do kill -CONT "$p" 2>/dev/null || true; done ;;
+        "start sdk_kill9") note="killed pid $pid"; sdk_end "$j" KILL ;;
+        "start sdk_restart") note="closed pid $pid (SIGTERM)"; sdk_end "$j" TERM ;;
+        "end sdk_kill9" | "end sdk_restart") sdk_start "$j"; note="started sdk$j.${SDK_LIFE[$j]} (pid ${SDK_PID[$j]})" ;;
+        "start sdk_clock_step") clock_shift_dir "$dir" "sdk$j" "$par"; note="clock offset now $(cat "$dir/faketime")" ;;
+        "end sdk_clock_step")
+            clock_shift_dir "$dir" "sdk$j" "$(awk -v d="$par" 'BEGIN { print -d }')"
+            note="clock offset now $(cat "$dir/faketime")" ;;
         # The kinds of schedule.py's SEPARATE_STREAMS after clock_back
         # (clones with the same name, a standby with another epoch: issue
         # 28) get their arms here, acting on the instances set up for them
@@ -468,11 +566,14 @@ fault() {
 }
 
 # clock_shift I SECONDS: moves node I's clock (ft_shift) and writes the
-# change to the clock log, between the times before and after it.
-clock_shift() {
+# change to the clock log, between the times before and after it;
+# clock_shift_dir DIR NAME SECONDS the same for the clock file in DIR of the
+# node or SDK member NAME.
+clock_shift() { clock_shift_dir "${NODE_DIR[$1]}" "node$1" "$2"; }
+clock_shift_dir() {
     local before=$EPOCHREALTIME
-    ft_shift "${NODE_DIR[$1]}" "$2"
-    echo "$before $EPOCHREALTIME node$1 $(cat "${NODE_DIR[$1]}/faketime")" >>"$CLOCK_LOG"
+    ft_shift "$1" "$3"
+    echo "$before $EPOCHREALTIME $2 $(cat "$1/faketime")" >>"$CLOCK_LOG"
 }
 
 node_holds() { [ "$(pg_val "${NODE_DIR[$1]}" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = held ]; }
@@ -486,6 +587,7 @@ if is_zk; then
     ZK_ADDRS=("${E_ADDR[@]}")
     ZK_CTL_NETNS=$CTL_NS
     zk_start "$M" "$WORK/zk" || fail_setup "the 3-server ZooKeeper ensemble did not start"
+    SDK_ZK=$ZK_HOSTS SDK_ETCD=
     echo "# ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null) at $ZK_HOSTS"
     COORD_CONF="snowflake.zookeeper_hosts = '$ZK_HOSTS'"
 else
@@ -493,6 +595,7 @@ else
     ETCD_HOSTS=("${E_ADDR[@]}")
     ETCD_CTL_NETNS=$CTL_NS
     etcd_start "$M" "$WORK/etcd" || fail_setup "the 3-member etcd cluster did not start"
+    SDK_ETCD=$ETCD_ENDPOINTS SDK_ZK=
     echo "# etcd $("$ETCD_BIN" --version | head -1 | awk '{print $3}') at $ETCD_ENDPOINTS"
     COORD_CONF="snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'"
 fi
@@ -578,11 +681,29 @@ echo "# worker ids held at the start: $(for ((i = 0; i < N; i++)); do printf 'no
     "$(pg_val "${NODE_DIR[$i]}" "SELECT coalesce(worker_id::text, lease_state) FROM snowflake_stats")"; done)"
 KINDS=$(IFS=,; echo "${kinds[*]}")
 echo "# nodes: $(for ((i = 0; i < N; i++)); do printf 'node%d=%s(worker_id %s) ' "$i" "${N_ADDR[$i]}" "${NODE_IDS[$i]}"; done)"
+# The SDK members, once the nodes hold their ids: they lease from the same
+# prefix, the lowest free id of SDK_WORKER_IDS.
+for ((j = 0; j < S; j++)); do
+    SDK_DIR[$j]=$WORK/sdk$j
+    mkdir -p "${SDK_DIR[$j]}"
+    ft_set "${SDK_DIR[$j]}" 0
+    sdk_start "$j"
+    wait_for "ids" 30 sdk_ids "$j" || { tail -n 5 "${SDK_DIR[$j]}/stderr" | sed 's/^/#   /'
+        fail_setup "SDK member sdk$j (${SDK_KINDS[$j]}) has issued no id 30 s after its start"; }
+done
+[ "$S" = 0 ] || echo "# SDK members' worker ids at the start: $(for ((j = 0; j < S; j++)); do
+    printf 'sdk%d:%s ' "$j" "$("$PY" -c 'import sys
+for line in open(sys.argv[1]):
+    r = line.split()[5]
+    if r[:1] == "b" and r[1:2].isdigit():
+        print(int(r[1:].split("+")[0]) >> 12 & 1023)
+        break' "$WORK/clients/sdk$j")"; done)"
 echo "# setup took $(elapsed_since "$t_setup") s"
 
 TIMELINE=$WORK/timeline
 FAILOVER_ARG=$FAILOVER; [ "$FAILOVER" != none ] || FAILOVER_ARG=-
-"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" "$COORDINATOR" "$FAILOVER_ARG" >"$TIMELINE" \
+SDK_ARG=-; [ "$S" = 0 ] || SDK_ARG=$(for ((j = 0; j < S; j++)); do printf 'sdk%d\n' "$j"; done | paste -sd,)
+"$PY" "$NEMESIS_DIR/schedule.py" "$SEED" "$DURATION" "$TTL" "$KINDS" "$M" "$COORDINATOR" "$FAILOVER_ARG" "$SDK_ARG" >"$TIMELINE" \
     || fail_setup "schedule.py failed"
 echo "# fault schedule (seed $SEED; s after the clients start):"
 awk '$2 == "start" { printf "#   #%-3s at %6.1f s for %5.1f s  %-21s %-6s %s\n", $3, $1, $6, $4, $5, ($7 == "-" ? "" : "param " $7) }' "$TIMELINE"
@@ -632,6 +753,7 @@ sleep_until "$DURATION"
 for p in "${CLIENT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${CLIENT_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 CLIENT_PIDS=()
+for ((j = 0; j < S; j++)); do sdk_end "$j" TERM; done
 echo "# run took $(elapsed_since "$T0") s"
 # The failover node's clock failovers: snowflake_stats counts them since the
 # server started (a kill9 or restart fault starts it again), its log since

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The nemesis suite's fault schedule (test/nemesis/run.sh), drawn from a seed.
 
-Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR [FAILOVER_NODE]]
+Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR [FAILOVER_NODE [SDK_MEMBERS]]]
   NODE_KINDS: one word per node, "fixed" (asks for a fixed worker id) or
   "any" (takes any free id), comma-separated.
   COORDINATOR: "etcd" (the default) or "zookeeper". With ZooKeeper the
@@ -12,6 +12,12 @@ Usage: schedule.py SEED DURATION_S TTL_S NODE_KINDS ETCD_MEMBERS [COORDINATOR [F
   snowflake.clock_backwards = failover, or "-" (the default) for none. Its
   clock is stepped back beyond the tolerance (clock_back) about once a
   minute, at least once a run, on top of the schedule drawn as before.
+  SDK_MEMBERS: the SDK members' names, comma-separated ("sdk0,sdk1"), or
+  "-" (the default) for none: application processes with an embedded
+  generator (sdk/node, sdk/python), each in a network namespace of its own.
+  Their faults (SDK_KINDS) are drawn after the others, from a stream of
+  their own: one at a time, one after another through the run, every kind
+  once before any kind twice.
 
 Prints the timeline run.sh executes, one action a line, sorted by time:
   <t_s> start <fault#> <kind> <target> <duration_s> <param>
@@ -140,7 +146,8 @@ def clock_back_faults(rng, total, warmup, cooldown, faults, ctx):
 # schedule with or without it. Each function appends
 # (start, end, kind, target, duration, param) to faults, where
 # room_for_one() allows, and returns nothing; ctx holds the command line's
-# node kinds ("any", "fixed"), failover node and coordinator.
+# node kinds ("any", "fixed"), failover node, coordinator, SDK members and
+# the lease TTL.
 #
 # The next kinds go here, each with its salt and its arm in run.sh's
 # fault(): clones with the same name (issue 28: a copy of a node's data
@@ -149,8 +156,59 @@ def clock_back_faults(rng, total, warmup, cooldown, faults, ctx):
 # standby whose snowflake.epoch differs from its primary's (promoted by its
 # fault). check.py needs nothing new for them beyond the nodes file
 # (run.sh): each instance's line names what its worker keys say of it.
+# The SDK members' faults (issue 30): target "sdk<j>", the j-th SDK member
+# (a Node.js or Python process, run.sh's NEMESIS_SDK). Each kind's duration
+# and parameter:
+SDK_KINDS = [
+    "sdk_part",        # its namespace cut from the coordinator, both directions, 1 to 2 TTL + 2 s
+                       # (often past its lease: it must stop issuing before the lease can expire)
+    "sdk_sigstop",     # SIGSTOP of the process, SIGCONT after 1 to 2 TTL + 2 s (often past its
+                       # lease deadline: no id issued after the deadline may be returned)
+    "sdk_kill9",       # kill -9, a new process started after 0.5 to TTL + 2 s
+    "sdk_clock_step",  # libfaketime: its clock moved by param s (0.2 to 4, either way) for 2 to 10 s
+    "sdk_restart",     # clean close (SIGTERM: close(), the id handed over), a new process after 0.5 to 3 s
+]
+
+
+def sdk_faults(rng, total, warmup, cooldown, faults, ctx):
+    """The SDK members' faults, added to faults: one at a time, on top of the
+    fleet's (not counted in its two at a time: the members are extra), each
+    1 to 3 s after the last ended, until the cool-down; kinds in rounds, each
+    round every kind once in a random order, on a random member."""
+    members = ctx["sdk"]
+    if not members:
+        return
+    ttl = ctx["ttl"]
+    t, kinds = warmup, []
+    while True:
+        if not kinds:
+            kinds = list(SDK_KINDS)
+            rng.shuffle(kinds)
+        kind = kinds.pop()
+        start = round(t + rng.uniform(1.0, 3.0), 1)
+        if kind in ("sdk_part", "sdk_sigstop"):
+            dur = round(rng.uniform(1.0, 2 * ttl + 2), 1)
+        elif kind == "sdk_kill9":
+            dur = round(rng.uniform(0.5, ttl + 2), 1)
+        elif kind == "sdk_clock_step":
+            dur = round(rng.uniform(2.0, 10.0), 1)
+        else:
+            dur = round(rng.uniform(0.5, 3.0), 1)
+        par = "-"
+        if kind == "sdk_clock_step":
+            step = round(rng.uniform(0.2, 4.0), 3)
+            par = str(step if rng.random() < 0.5 else -step)
+        target = rng.choice(members)
+        end = round(start + dur, 1)
+        if end > total - cooldown:
+            return
+        faults.append((start, end, kind, target, dur, par))
+        t = end
+
+
 SEPARATE_STREAMS = [
     ("clock_back", 0x21C10C, clock_back_faults),  # issue 21
+    ("sdk", 0x5D430, sdk_faults),  # issue 30
 ]
 
 
@@ -164,6 +222,7 @@ def main():
     failover = sys.argv[7] if len(sys.argv) > 7 else "-"
     if failover != "-" and not (failover.isdigit() and int(failover) < len(node_kinds)):
         sys.exit("schedule.py: FAILOVER_NODE is a node's index or -, not %r" % failover)
+    sdk = sys.argv[8].split(",") if len(sys.argv) > 8 and sys.argv[8] != "-" else []
     rng = random.Random(seed)
     warmup, cooldown = 5.0, ttl + 8.0
     kinds = sorted(KINDS)
@@ -206,7 +265,7 @@ def main():
             if kind in HOLDER_KINDS and "holder" not in busy and rng.random() < 0.5:
                 target = "holder"
         faults.append((round(t, 1), round(end, 1), kind, target, dur, param(rng, kind, ttl)))
-    ctx = {"node_kinds": node_kinds, "failover": failover, "coordinator": coordinator}
+    ctx = {"node_kinds": node_kinds, "failover": failover, "coordinator": coordinator, "sdk": sdk, "ttl": ttl}
     for _, salt, draw in SEPARATE_STREAMS:
         draw(random.Random(seed ^ salt), total, warmup, cooldown, faults, ctx)
     if coordinator == "zookeeper":
