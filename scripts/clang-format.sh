@@ -3,13 +3,13 @@
 # (suite "clang-format" of test/run_all.sh, so make test), or applied to them.
 #
 #   scripts/clang-format.sh          check: the lines changed since the base
-#                                    (below), in src/, test/ and bench/, as
+#                                    (below), in src/, test/, bench/ and sdk/, as
 #                                    clang-format would lay them out; exits 1
 #                                    with the diff if they differ
 #   scripts/clang-format.sh --fix    the same lines, reformatted in place
 #                                    (git add them first: git-clang-format
 #                                    leaves files with unstaged changes alone)
-#   scripts/clang-format.sh --all    every file of src/, test/ and bench/ (a
+#   scripts/clang-format.sh --all    every file of src/, test/, bench/ and sdk/ (a
 #                                    report: the code predates .clang-format,
 #                                    and some of it is aligned by hand)
 #
@@ -35,7 +35,7 @@ case ${1:-} in
     --all) mode=all ;;
     *) echo "usage: $0 [--fix|--all]" >&2; exit 2 ;;
 esac
-PATHS=(src test bench)
+PATHS=(src test bench sdk)
 WANT=14
 
 # clang-format of version WANT: clang-format-14, or clang-format if it is 14.

@@ -1,11 +1,12 @@
 #!/bin/bash
 # Tests of the Node.js binding of libsnowflake_ids (sdk/node, issue 30):
-# builds it (make sdk-node), starts Debian's etcd on a free loopback port in a
-# temporary directory, runs node --test sdk/node/test/ against it (a static
-# worker id with a mark file, errors, close; leasing from that etcd: none of
-# the tests may be skipped), then installs the package from the checkout into
-# a throwaway project with npm (offline) and uses it there. Stops etcd (by its
-# pid) and removes the directory, pass or fail.
+# builds it (make sdk-node), starts Debian's etcd and ZooKeeper on free
+# loopback ports in a temporary directory, runs node --test sdk/node/test/
+# against them (a static worker id with a mark file, errors, close; leasing
+# from etcd and from ZooKeeper: none of the tests may be skipped), then
+# installs the package from the checkout into a throwaway project with npm
+# (offline) and uses it there. Stops both servers (by pid) and removes the
+# directory, pass or fail.
 #
 #   test/sdk_node.sh
 set -euo pipefail
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 . test/lib/etcd.sh
+. test/lib/zookeeper.sh
 if [ ! -x "$ETCD_BIN" ]; then
     echo "sdk_node: $ETCD_BIN not found; install etcd-server (make deps)" >&2
     exit 1
@@ -21,6 +23,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk-node
 
 dir=$(mktemp -d /tmp/snowflake-sdk-node.XXXXXX)
 cleanup() {
+    zk_stop
     etcd_stop
     rm -rf "$dir"
 }
@@ -31,7 +34,12 @@ if ! etcd_start 1 "$dir"; then
     exit 1
 fi
 export SNOWFLAKE_TEST_ETCD=${ETCD_URLS[0]}
-echo "sdk_node: $(node --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]})"
+if ! zk_start 1 "$dir/zk"; then
+    echo "sdk_node: could not start ZooKeeper" >&2
+    exit 1
+fi
+export SNOWFLAKE_TEST_ZK=$ZK_HOSTS
+echo "sdk_node: $(node --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]}), ZooKeeper at $ZK_HOSTS (pid ${ZK_PIDS[0]})"
 
 rc=0
 node --test --test-reporter=tap sdk/node/test/ | tee "$dir/node-test.out" || rc=$?

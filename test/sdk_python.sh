@@ -1,12 +1,13 @@
 #!/bin/bash
 # Tests of the Python binding of libsnowflake_ids (sdk/python, issue 30):
-# builds it (make sdk-python), starts Debian's etcd on a free loopback port in
-# a temporary directory, runs /usr/bin/python3 -m unittest discover
-# sdk/python/tests against it (a static worker id with a mark file, errors,
-# close, the context manager, os.fork() and multiprocessing; leasing from that
-# etcd: none of the tests may be skipped), then installs the package from the
-# checkout with pip (offline) into a virtual environment and uses it there.
-# Stops etcd (by its pid) and removes the directory, pass or fail.
+# builds it (make sdk-python), starts Debian's etcd and ZooKeeper on free
+# loopback ports in a temporary directory, runs /usr/bin/python3 -m unittest
+# discover sdk/python/tests against them (a static worker id with a mark file,
+# errors, close, the context manager, os.fork() and multiprocessing; leasing
+# from etcd and from ZooKeeper: none of the tests may be skipped), then
+# installs the package from the checkout with pip (offline) into a virtual
+# environment and uses it there. Stops both servers (by pid) and removes the
+# directory, pass or fail.
 #
 #   test/sdk_python.sh
 set -euo pipefail
@@ -15,6 +16,7 @@ root=$(pwd)
 PY=/usr/bin/python3
 
 . test/lib/etcd.sh
+. test/lib/zookeeper.sh
 if [ ! -x "$ETCD_BIN" ]; then
     echo "sdk_python: $ETCD_BIN not found; install etcd-server (make deps)" >&2
     exit 1
@@ -23,6 +25,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk-python
 
 dir=$(mktemp -d /tmp/snowflake-sdk-python.XXXXXX)
 cleanup() {
+    zk_stop
     etcd_stop
     rm -rf "$dir"
 }
@@ -33,7 +36,12 @@ if ! etcd_start 1 "$dir"; then
     exit 1
 fi
 export SNOWFLAKE_TEST_ETCD=${ETCD_URLS[0]}
-echo "sdk_python: $($PY --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]})"
+if ! zk_start 1 "$dir/zk"; then
+    echo "sdk_python: could not start ZooKeeper" >&2
+    exit 1
+fi
+export SNOWFLAKE_TEST_ZK=$ZK_HOSTS
+echo "sdk_python: $($PY --version), etcd at $SNOWFLAKE_TEST_ETCD (pid ${ETCD_PIDS[0]}), ZooKeeper at $ZK_HOSTS (pid ${ZK_PIDS[0]})"
 
 rc=0
 PYTHONPATH="$root/sdk/python" $PY -m unittest discover -v -s sdk/python/tests 2>&1 | tee "$dir/unittest.out" ||

@@ -147,6 +147,11 @@ class Generator {
     constructor(handle, key) {
         if (key !== token) throw configError('use Generator.open() to make a generator');
         this._n = handle;
+        // nextId(), nextIdString(), nextIds(n): the addon's functions of this
+        // generator itself (no lookup of the generator on the id path).
+        this.nextId = handle.nextId;
+        this.nextIdString = handle.nextIdString;
+        this.nextIds = handle.nextIds;
     }
 
     // Resolves once a worker id is held (leased, or the static one with its
@@ -157,12 +162,6 @@ class Generator {
         return new Generator(handle, token);
     }
 
-    nextId() { return this._n.nextId(); }
-    nextIdString() { return this._n.nextIdString(); }
-    nextIds(n) {
-        if (!Number.isInteger(n)) throw configError('nextIds(n) takes an integer n from 1 to 1000000');
-        return this._n.nextIds(n);
-    }
     stats() { return this._n.stats(); }
     get closed() { return this._n.closed; }
     // Ends the lease (or writes the mark file) and frees the generator; later

@@ -145,7 +145,9 @@ std::string encode_node_identity(const NodeIdentity& n) noexcept {
            (instance.empty() ? std::string() : " instance=" + instance) +
            " started_unix_ms=" + std::to_string(n.started_unix_ms) +
            (dir.empty() ? std::string() : " data_directory=" + dir) +
-           (n.lease_ttl_ms > 0 ? " lease_ttl_ms=" + std::to_string(n.lease_ttl_ms) : std::string());
+           (n.lease_ttl_ms > 0 ? " lease_ttl_ms=" + std::to_string(n.lease_ttl_ms) : std::string()) +
+           (n.runtime.empty() ? std::string()
+                              : " runtime=" + sanitized(n.runtime, 32) + " pid=" + std::to_string(n.pid));
 }
 
 HolderKind classify_holder(const NodeIdentity& holder, const NodeIdentity& me) noexcept {
@@ -166,7 +168,7 @@ bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
             n.host = std::string(value);
             have_host = true;
         } else if (key == "port") {
-            if (have_port || !parse_i64(value, &v) || v < 1 || v > 65535) return false;
+            if (have_port || !parse_i64(value, &v) || v < 0 || v > 65535) return false;
             n.port = static_cast<int32_t>(v);
             have_port = true;
         } else if (key == "system_identifier") {
@@ -184,11 +186,18 @@ bool decode_node_identity(std::string_view text, NodeIdentity* out) noexcept {
         } else if (key == "lease_ttl_ms") {
             if (n.lease_ttl_ms != 0 || !parse_i64(value, &v) || v <= 0) return false;
             n.lease_ttl_ms = v;
+        } else if (key == "runtime") {
+            if (!n.runtime.empty() || value.empty()) return false;
+            n.runtime = std::string(value);
+        } else if (key == "pid") {
+            if (n.pid != 0 || !parse_i64(value, &v) || v <= 0) return false;
+            n.pid = v;
         }
         // Other fields: written by a later version; ignored.
         return true;
     });
     if (!read || !have_host || !have_port || !have_sysid || !have_started) return false;
+    if (n.port == 0 && n.runtime.empty()) return false;  // port 0: an application process only
     if (out != nullptr) *out = std::move(n);
     return true;
 }
@@ -210,6 +219,9 @@ std::string describe_holder(std::string_view value) noexcept {
     if (!decode_node_identity(value, &n)) {
         return "a holder that is not a snowflake node (its key holds \"" + printable(value, 80) + "\")";
     }
+    if (!n.runtime.empty())
+        return "an application process (" + printable(n.runtime, 32) + ", pid " + std::to_string(n.pid) +
+               ") on host " + printable(n.host, 255) + " (started " + started_text(n.started_unix_ms) + ")";
     return "host " + printable(n.host, 255) + " port " + std::to_string(n.port) + " (system identifier " +
            std::to_string(n.system_identifier) + ", started " + started_text(n.started_unix_ms) + ")";
 }

@@ -41,6 +41,7 @@ bool decode_coord_mark(std::string_view text, Mark* out) noexcept;
 // The node identity stored in a worker key: one line of text,
 //   snowflake-node host=<host> port=<port> system_identifier=<u64>
 //     instance=<hex> started_unix_ms=<i64> data_directory=<path> lease_ttl_ms=<i64>
+//     [runtime=<word> pid=<i64>]   (an application process: port=0)
 // Unknown fields are ignored when decoding (later versions may add some,
 // as earlier versions ignore instance and lease_ttl_ms); instance,
 // data_directory and lease_ttl_ms are absent from keys of earlier versions
@@ -61,6 +62,14 @@ struct NodeIdentity {
     // The TTL of the lease that holds the key, as the coordinator granted it
     // (etcd: the lease's; ZooKeeper: the session timeout); 0 if unknown.
     int64_t lease_ttl_ms = 0;
+    // An application process of the C library (sdk/c) and its bindings, not
+    // a database node: its runtime ("c", "node", "python") and process id.
+    // Such a process writes port 0, system_identifier 0 and no
+    // data_directory, so it never has a node's name (classify_holder():
+    // never SameName, never revoked as "this node's previous run"); its
+    // start time is the process's. "" and 0 for a database node.
+    std::string runtime;
+    int64_t pid = 0;
 };
 // The instance text of 16 random bytes from the host's strong random source:
 // 32 lower-case hex digits.

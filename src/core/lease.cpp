@@ -302,18 +302,22 @@ int32_t lease::choose_worker(Lease& l, const LeaseConfig& cfg, const TakenIds& t
         return l.candidate;
     }
     l.candidate = -1;
-    if (l.previous_worker >= 0 && !taken_has(taken, l.previous_worker)) {
+    const int32_t lo = std::clamp<int32_t>(cfg.worker_min, 0, kMaxWorker);
+    const int32_t hi = std::clamp<int32_t>(cfg.worker_max, lo, kMaxWorker);
+    if (l.previous_worker >= lo && l.previous_worker <= hi && !taken_has(taken, l.previous_worker)) {
         l.candidate = l.previous_worker;
         return l.candidate;
     }
-    constexpr int32_t n = kMaxWorker + 1;
-    const int32_t start = ((l.rotate_from % n) + n) % n;
+    const int32_t n = hi - lo + 1;
+    // Offset of the search's start in the range: rotate_from outside it (the
+    // default 0, one past the range's last id) starts at its lowest id.
+    const int32_t start = l.rotate_from >= lo && l.rotate_from <= hi ? l.rotate_from - lo : 0;
     int32_t free_ids[kSpreadAfterContention];
     int32_t found = 0;
     const int32_t wanted =
         l.contention >= 5 ? kSpreadAfterContention : std::min<int32_t>(int32_t{1} << l.contention, kSpreadAfterContention);
     for (int32_t i = 0; i < n && found < wanted; i++) {
-        const int32_t w = (start + i) % n;
+        const int32_t w = lo + (start + i) % n;
         if (!taken_has(taken, w)) free_ids[found++] = w;
     }
     if (found == 0) return -1;

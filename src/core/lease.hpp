@@ -78,6 +78,11 @@ constexpr int32_t kDefaultLeaseTtlS = 30;
 struct LeaseConfig {
     int64_t ttl_ms = int64_t{kDefaultLeaseTtlS} * 1000;  // snowflake.lease_ttl
     int32_t static_worker = -1;  // snowflake.worker_id: -1 = lease any free id
+    // The range any free id is chosen from (choose_worker(); the whole id
+    // space for the extension; 512..1023 by default for the C library's
+    // processes, sf_config's worker_id_min/worker_id_max).
+    int32_t worker_min = 0;
+    int32_t worker_max = kMaxWorker;
     bool leasing = true;         // false when no coordinator is set (etcd_endpoints, zookeeper_hosts)
     // The service learns of a renewal only when a follower relays it
     // (ZooKeeper: see "Relayed renewals" below); false for etcd, whose
@@ -241,8 +246,9 @@ bool tick(Lease& l, const LeaseConfig& cfg, int64_t now_ns) noexcept;
 // A lease was granted: claim an id under it next.
 void on_grant_ok(Lease& l, const LeaseConfig& cfg, int64_t lease_id, int64_t granted_ttl_ms,
                  int64_t send_ns, int64_t now_ns) noexcept;
-// Chooses the id to claim: the previous id if free, else the lowest free id
-// at or after rotate_from (wrapping); after n lost claims in a row, a random
+// Chooses the id to claim, within [cfg.worker_min, cfg.worker_max]: the
+// previous id if free and in the range, else the lowest free id of the range
+// at or after rotate_from (wrapping inside the range); after n lost claims in a row, a random
 // one (random_value) among the min(2^n, 32) lowest free ids from there, so
 // that nodes starting together spread out. Sets l.candidate and returns it,
 // or -1 if every id is taken (then call lease::on_failure with a sentence).

@@ -1039,3 +1039,113 @@ TEST(LeaseNames, StatesAndActions) {
 }
 
 }  // namespace
+
+// LeaseConfig::worker_min/worker_max (the C library's worker id range,
+// default 512..1023): every choice lies in the range, whatever the previous
+// id, the rotation after a lost claim or the spread after contention.
+namespace {
+
+LeaseConfig range_config(int32_t lo, int32_t hi) {
+    LeaseConfig c;
+    c.worker_min = lo;
+    c.worker_max = hi;
+    return c;
+}
+
+TEST(LeaseWorkerRange, ChoosesTheLowestFreeIdOfTheRange) {
+    const LeaseConfig c = range_config(512, 1023);
+    Lease l = lease::start(c, 0);
+    EXPECT_EQ(lease::choose_worker(l, c, TakenIds{}, 0), 512);
+    TakenIds taken;
+    for (int32_t w = 0; w < 516; w++) taken_add(taken, w);
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 7), 516);
+}
+
+TEST(LeaseWorkerRange, NoFreeIdInTheRangeIsNone) {
+    const LeaseConfig c = range_config(10, 12);
+    Lease l = lease::start(c, 0);
+    TakenIds taken;
+    for (int32_t w = 10; w <= 12; w++) taken_add(taken, w);
+    // Ids outside the range are free, and never chosen.
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 0), -1);
+    EXPECT_EQ(l.candidate, -1);
+}
+
+TEST(LeaseWorkerRange, APreviousIdOutsideTheRangeIsNotTaken) {
+    const LeaseConfig c = range_config(600, 700);
+    Lease l = lease::start(c, 0);
+    l.previous_worker = 5;
+    EXPECT_EQ(lease::choose_worker(l, c, TakenIds{}, 0), 600);
+    l.previous_worker = 650;
+    EXPECT_EQ(lease::choose_worker(l, c, TakenIds{}, 0), 650);
+}
+
+TEST(LeaseWorkerRange, RotationAndSpreadStayInTheRange) {
+    const LeaseConfig c = range_config(1000, 1009);
+    for (int32_t contention = 0; contention < 8; contention++)
+        for (int32_t rotate = 0; rotate <= kMaxWorker; rotate += 37)
+            for (uint32_t r = 0; r < 40; r += 3) {
+                Lease l = lease::start(c, 0);
+                l.contention = contention;
+                l.rotate_from = rotate;
+                const int32_t w = lease::choose_worker(l, c, TakenIds{}, r);
+                ASSERT_GE(w, 1000) << contention << " " << rotate << " " << r;
+                ASSERT_LE(w, 1009) << contention << " " << rotate << " " << r;
+            }
+    // After a lost claim of 1009 the search wraps to the range's start.
+    Lease l = lease::start(c, 0);
+    l.rotate_from = (1009 + 1) % (kMaxWorker + 1);
+    EXPECT_EQ(lease::choose_worker(l, c, TakenIds{}, 0), 1000);
+}
+
+TEST(LeaseWorkerRange, TheDefaultIsTheWholeIdSpace) {
+    const LeaseConfig c;
+    EXPECT_EQ(c.worker_min, 0);
+    EXPECT_EQ(c.worker_max, kMaxWorker);
+    Lease l = lease::start(c, 0);
+    TakenIds taken;
+    for (int32_t w = 0; w < kMaxWorker; w++) taken_add(taken, w);
+    EXPECT_EQ(lease::choose_worker(l, c, taken, 0), kMaxWorker);
+}
+
+}  // namespace
+
+// An application process of the C library in a worker key: runtime and
+// pid, port 0; read back, described as a process, and never of a node's
+// name (so never revoked or waited out as "this node's previous run").
+namespace {
+
+TEST(LeaseIdentity, AnApplicationProcess) {
+    NodeIdentity me;
+    me.host = "app1";
+    me.port = 0;
+    me.instance = "00112233445566778899aabbccddeeff";
+    me.started_unix_ms = 1764560687000;
+    me.runtime = "python";
+    me.pid = 4242;
+    const std::string text = encode_node_identity(me);
+    EXPECT_NE(text.find(" runtime=python pid=4242"), std::string::npos) << text;
+    NodeIdentity back;
+    ASSERT_TRUE(decode_node_identity(text, &back)) << text;
+    EXPECT_EQ(back.runtime, "python");
+    EXPECT_EQ(back.pid, 4242);
+    EXPECT_EQ(back.port, 0);
+    EXPECT_NE(describe_holder(text).find("application process (python, pid 4242) on host app1"), std::string::npos)
+        << describe_holder(text);
+    // Another process on the same host, same start: another holder.
+    NodeIdentity other = me;
+    other.instance = "ffeeddccbbaa99887766554433221100";
+    other.pid = 4243;
+    EXPECT_EQ(classify_holder(other, me), HolderKind::Other);
+    EXPECT_EQ(classify_holder(me, me), HolderKind::ThisRun);
+    // Port 0 without a runtime is no identity; a node's keys read as before.
+    EXPECT_FALSE(
+        decode_node_identity("snowflake-node host=a port=0 system_identifier=1 started_unix_ms=5", nullptr));
+    NodeIdentity node;
+    ASSERT_TRUE(
+        decode_node_identity("snowflake-node host=a port=5432 system_identifier=1 started_unix_ms=5", &node));
+    EXPECT_EQ(node.runtime, "");
+    EXPECT_EQ(node.pid, 0);
+}
+
+}  // namespace

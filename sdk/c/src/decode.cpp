@@ -27,14 +27,16 @@ sf_code sf_decode(int64_t id, int64_t epoch_unix_ms, sf_decoded* out) {
 
 sf_code sf_parse_epoch(const char* text, int64_t* epoch_unix_ms) {
     if (text == nullptr || epoch_unix_ms == nullptr)
-        return sdk::fail(SF_ERR_INVALID, "sf_parse_epoch needs a text and a place for the result", nullptr,
-                         "Pass the epoch's text, such as \"2025-01-01 00:00:00+00\", and a pointer to an int64_t.");
+        return sdk::fail(
+            SF_ERR_INVALID, "sf_parse_epoch needs a text and a place for the result", nullptr,
+            "Pass the epoch's text, such as \"2025-01-01 00:00:00+00\", and a pointer to an int64_t.");
     int64_t us = 0;
     const core::EpochParse p = core::parse_epoch(text, &us);
     if (p != core::EpochParse::Ok)
-        return sdk::fail_detail(SF_ERR_INVALID, "epoch is invalid",
-                                "Give a timestamp with an explicit UTC offset, such as \"2025-01-01 00:00:00+00\".",
-                                "\"%s\": %s.", text, core::epoch_parse_text(p));
+        return sdk::fail_detail(
+            SF_ERR_INVALID, "epoch is invalid",
+            "Give a timestamp with an explicit UTC offset, such as \"2025-01-01 00:00:00+00\".", "\"%s\": %s.",
+            text, core::epoch_parse_text(p));
     *epoch_unix_ms = core::floor_div(us, 1000);
     return sdk::ok();
 }

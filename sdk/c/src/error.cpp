@@ -12,9 +12,7 @@ namespace {
 
 thread_local sf_error t_error = {SF_OK, "00000", "", "", ""};
 
-void copy(char* dst, size_t cap, const char* src) noexcept {
-    snprintf(dst, cap, "%s", src != nullptr ? src : "");
-}
+void copy(char* dst, size_t cap, const char* src) noexcept { snprintf(dst, cap, "%s", src != nullptr ? src : ""); }
 
 void set(sf_code code, const char* message, const char* hint) noexcept {
     t_error.code = code;

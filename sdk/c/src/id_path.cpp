@@ -69,11 +69,12 @@ sf_code refuse_no_lease(sf_generator* g, bool lease_ended) noexcept {
         return fail(SF_ERR_CLOSED, "the generator is closed", nullptr,
                     "Open a new generator with sf_open(); no id is issued after sf_close() has begun.");
     if (g->forked && g->settings.mode == Mode::Static)
-        return fail_detail(SF_ERR_NO_LEASE, "a static worker id cannot follow a fork", 
-                           "Open a generator of its own in the child process, with another worker_id and mark_file, "
-                           "or lease worker ids from etcd or ZooKeeper, which a child leases for itself.",
-                           "This process is a child of process %d, which holds worker id %d and its mark file.",
-                           static_cast<int>(g->owner_pid), g->settings.worker);
+        return fail_detail(
+            SF_ERR_NO_LEASE, "a static worker id cannot follow a fork",
+            "Open a generator of its own in the child process, with another worker_id and mark_file, "
+            "or lease worker ids from etcd or ZooKeeper, which a child leases for itself.",
+            "This process is a child of process %d, which holds worker id %d and its mark file.",
+            static_cast<int>(g->owner_pid), g->settings.worker);
     if (g->forked) {
         const bool started = start_child_lease(g);
         lock.unlock();
@@ -89,6 +90,11 @@ sf_code refuse_no_lease(sf_generator* g, bool lease_ended) noexcept {
         return fail(SF_ERR_NO_LEASE, "the worker id's lease ended while ids were issued",
                     "The ids of this call were given up: another process may hold the worker id by now.",
                     "Call again once a lease is held (sf_wait_ready()); check that the coordinator is reachable.");
+    if (g->lease_error_reason == core::LeaseError::FleetSettings)
+        return fail_detail(SF_ERR_FLEET, "the fleet under the prefix has another epoch",
+                           "Give this generator the epoch of the database nodes and processes that lease under "
+                           "the prefix (their snowflake.epoch), or use another lease_prefix.",
+                           "%s", g->lease_error.c_str());
     const char* state = core::lease::state_name(g->lease_state);
     const std::string last = g->lease_error;
     const char* hint = core::lease::error_hint(g->lease_error_reason);
@@ -131,6 +137,7 @@ sf_code await_reservation(sf_generator* g, int64_t now_ms, int64_t until_ns) noe
     }
     std::unique_lock<std::mutex> lock(g->mu);
     const uint64_t attempts = g->settings.mode == Mode::Static ? g->mark_attempts : g->coord_mark_attempts;
+    wake_runner(g);
     g->cv.notify_all();
     for (;;) {
         if (g->reserved.load() >= now_ms) return SF_OK;

@@ -18,5 +18,8 @@ bool close_leased(sf_generator* g) noexcept;
 // connection and thread; the parent's are left alone). g->mu held. False
 // when it could not be started.
 bool start_child_lease(sf_generator* g) noexcept;
+// g->mu held: a caller waits for the coordinator's reservation; the
+// background thread takes its next turn at once.
+void wake_runner(sf_generator* g) noexcept;
 
 }  // namespace snowflake::sdk

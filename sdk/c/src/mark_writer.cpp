@@ -47,8 +47,9 @@ void run_mark_writer(sf_generator* g) noexcept {
     int64_t retry_at_ns = 0;
     while (!g->stopping) {
         const int64_t now = id_ms(g->settings);
-        const core::ReservationPlan plan =
-            core::plan_reservation(now, g->durable_ms, g->demand_ms.load(std::memory_order_acquire), g->window_ms);
+        const core::ReservationPlan plan = core::plan_reservation(now, g->durable_ms,
+                                                                  g->demand_ms.load(std::memory_order_acquire),
+                                                                  g->window_ms);
         if (!plan.write || monotonic_ns() < retry_at_ns) {
             g->cv.wait_for(lock, std::chrono::milliseconds(kTickMs));
             continue;

@@ -255,6 +255,7 @@ sf_code sf_wait_ready(sf_generator* gen, int32_t timeout_ms) {
             int64_t d = gen->demand_ms.load();
             while (d < now && !gen->demand_ms.compare_exchange_weak(d, now)) {
             }
+            sdk::wake_runner(gen);
             gen->cv.notify_all();
         }
         const int64_t left = until_ns - sdk::monotonic_ns();

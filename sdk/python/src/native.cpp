@@ -57,7 +57,8 @@ ErrorCopy copy_error(sf_code code, const char* fallback = nullptr) {
         std::snprintf(c.hint, sizeof c.hint, "%s", e->hint);
     } else {
         std::snprintf(c.sqlstate, sizeof c.sqlstate, "%s", sf_sqlstate(code));
-        std::snprintf(c.message, sizeof c.message, "%s", fallback && fallback[0] ? fallback : "snowflake_ids error");
+        std::snprintf(c.message, sizeof c.message, "%s",
+                      fallback && fallback[0] ? fallback : "snowflake_ids error");
     }
     c.sqlstate[5] = '\0';
     return c;
@@ -78,8 +79,8 @@ PyObject* raise_config(const char* message) {
 
 struct GeneratorObject {
     PyObject_HEAD sf_generator* gen;
-    int busy;               // wait_ready calls using gen without the GIL
-    sf_generator* orphan;   // closed while busy: the last waiter closes it
+    int busy;              // wait_ready calls using gen without the GIL
+    sf_generator* orphan;  // closed while busy: the last waiter closes it
     PyObject* weakrefs;
 };
 
@@ -118,10 +119,10 @@ bool opt_int(PyObject* v, const char* name, int32_t* out) {
 // clock_backwards=, mark_file=, timeout_ms=): the normalized form that
 // __init__.py's Generator passes (lists joined, seconds in ms, ranges split).
 int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
-    static const char* kw[] = {"etcd_endpoints",     "zookeeper_hosts", "worker_id", "worker_id_min",
-                               "worker_id_max",      "lease_ttl_ms",    "lease_prefix", "epoch",
-                               "clock_tolerance_ms", "clock_backwards", "mark_file",  "timeout_ms",
-                               nullptr};
+    static const char* kw[] = {
+        "etcd_endpoints", "zookeeper_hosts", "worker_id", "worker_id_min",      "worker_id_max",
+        "lease_ttl_ms",   "lease_prefix",    "epoch",     "clock_tolerance_ms", "clock_backwards",
+        "mark_file",      "timeout_ms",      nullptr};
     PyObject *etcd = nullptr, *zk = nullptr, *wid = nullptr, *wmin = nullptr, *wmax = nullptr, *ttl = nullptr,
              *prefix = nullptr, *epoch = nullptr, *tol = nullptr, *back = nullptr, *mark = nullptr,
              *timeout = nullptr;
@@ -143,8 +144,8 @@ int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
     int32_t back_v = static_cast<int32_t>(cfg.clock_backwards), timeout_ms = 30000;
     ok = ok && opt_int(wid, "worker_id", &cfg.worker_id) && opt_int(wmin, "worker_id_min", &cfg.worker_id_min) &&
          opt_int(wmax, "worker_id_max", &cfg.worker_id_max) && opt_int(ttl, "lease_ttl_ms", &cfg.lease_ttl_ms) &&
-         opt_int(tol, "clock_tolerance_ms", &cfg.clock_tolerance_ms) && opt_int(back, "clock_backwards", &back_v) &&
-         opt_int(timeout, "timeout_ms", &timeout_ms);
+         opt_int(tol, "clock_tolerance_ms", &cfg.clock_tolerance_ms) &&
+         opt_int(back, "clock_backwards", &back_v) && opt_int(timeout, "timeout_ms", &timeout_ms);
     if (!ok) return -1;
     cfg.clock_backwards = static_cast<sf_clock_backwards>(back_v);
     cfg.runtime = "python";
@@ -155,8 +156,7 @@ int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
     ErrorCopy err;
     // The strings cfg points into belong to the keyword arguments, which the
     // call holds: they outlive the wait without the GIL.
-    Py_BEGIN_ALLOW_THREADS
-    rc = sf_open(&cfg, &gen, msg, sizeof msg);
+    Py_BEGIN_ALLOW_THREADS rc = sf_open(&cfg, &gen, msg, sizeof msg);
     if (rc != SF_OK) {
         err = copy_error(rc, msg);
         gen = nullptr;
@@ -168,8 +168,7 @@ int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
             gen = nullptr;
         }
     }
-    Py_END_ALLOW_THREADS
-    if (rc != SF_OK) {
+    Py_END_ALLOW_THREADS if (rc != SF_OK) {
         raise_copy(err);
         return -1;
     }
@@ -188,11 +187,9 @@ PyObject* gen_close(GeneratorObject* self, PyObject*) {
     }
     sf_code rc;
     ErrorCopy err;
-    Py_BEGIN_ALLOW_THREADS
-    rc = sf_close(gen);
+    Py_BEGIN_ALLOW_THREADS rc = sf_close(gen);
     if (rc != SF_OK) err = copy_error(rc);
-    Py_END_ALLOW_THREADS
-    if (rc != SF_OK) return raise_copy(err);
+    Py_END_ALLOW_THREADS if (rc != SF_OK) return raise_copy(err);
     Py_RETURN_NONE;
 }
 
@@ -201,8 +198,7 @@ void gen_dealloc(GeneratorObject* self) {
     if (self->gen != nullptr) {
         sf_generator* gen = self->gen;
         self->gen = nullptr;
-        Py_BEGIN_ALLOW_THREADS
-        sf_close(gen);
+        Py_BEGIN_ALLOW_THREADS sf_close(gen);
         Py_END_ALLOW_THREADS
     }
     Py_TYPE(self)->tp_free(reinterpret_cast<PyObject*>(self));
@@ -219,25 +215,22 @@ PyObject* gen_wait_ready(GeneratorObject* self, PyObject* args) {
     sf_generator* gen = self->gen;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
     for (;;) {
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
         int32_t slice = left <= 0 ? 0 : static_cast<int32_t>(left);
         bool last = slice <= 100;
         if (!last) slice = 100;
         sf_code rc;
         ErrorCopy err;
         self->busy++;
-        Py_BEGIN_ALLOW_THREADS
-        rc = sf_wait_ready(gen, slice);
+        Py_BEGIN_ALLOW_THREADS rc = sf_wait_ready(gen, slice);
         if (rc != SF_OK) err = copy_error(rc);
-        Py_END_ALLOW_THREADS
-        self->busy--;
+        Py_END_ALLOW_THREADS self->busy--;
         if (self->orphan != nullptr && self->busy == 0) {  // closed while we waited
             sf_generator* orphan = self->orphan;
             self->orphan = nullptr;
-            Py_BEGIN_ALLOW_THREADS
-            sf_close(orphan);
-            Py_END_ALLOW_THREADS
-            return raise_closed();
+            Py_BEGIN_ALLOW_THREADS sf_close(orphan);
+            Py_END_ALLOW_THREADS return raise_closed();
         }
         if (self->gen == nullptr) return raise_closed();
         if (rc == SF_OK) Py_RETURN_NONE;
@@ -287,11 +280,11 @@ PyObject* gen_next_ids(GeneratorObject* self, PyObject* arg) {
 
 const char* state_name(sf_lease_state s) {
     switch (s) {
-    case SF_STATE_STATIC: return "static";
-    case SF_STATE_ACQUIRING: return "acquiring";
-    case SF_STATE_HELD: return "held";
-    case SF_STATE_EXPIRED: return "expired";
-    case SF_STATE_CLOSED: return "closed";
+        case SF_STATE_STATIC: return "static";
+        case SF_STATE_ACQUIRING: return "acquiring";
+        case SF_STATE_HELD: return "held";
+        case SF_STATE_EXPIRED: return "expired";
+        case SF_STATE_CLOSED: return "closed";
     }
     return "unknown";
 }
@@ -309,15 +302,18 @@ PyObject* gen_stats(GeneratorObject* self, PyObject*) {
     if (rc != SF_OK) return raise_last(rc);
     s.last_error[sizeof s.last_error - 1] = '\0';
     PyObject* last = s.last_error[0] ? PyUnicode_FromString(s.last_error) : (Py_INCREF(Py_None), Py_None);
-    return Py_BuildValue(
-        "{s:s,s:N,s:N,s:s,s:L,s:N,s:N,s:L,s:L,s:L,s:L,s:L,s:i,s:N}", "state", state_name(s.state), "worker_id",
-        int_or_none(s.worker_id), "backup_worker_id", int_or_none(s.backup_worker_id), "coordinator",
-        s.coordinator ? s.coordinator : "", "ids_issued", static_cast<long long>(s.ids_issued), "lease_ms_left",
-        int_or_none(s.lease_ms_left), "reserved_until_unix_ms", int_or_none(s.reserved_until_unix_ms),
-        "clock_backwards_events", static_cast<long long>(s.clock_backwards_events), "clock_backwards_errors",
-        static_cast<long long>(s.clock_backwards_errors), "overflow_waits", static_cast<long long>(s.overflow_waits),
-        "lease_acquisitions", static_cast<long long>(s.lease_acquisitions), "lease_failures",
-        static_cast<long long>(s.lease_failures), "pid", static_cast<int>(s.pid), "last_error", last);
+    return Py_BuildValue("{s:s,s:N,s:N,s:s,s:L,s:N,s:N,s:L,s:L,s:L,s:L,s:L,s:i,s:N}", "state", state_name(s.state),
+                         "worker_id", int_or_none(s.worker_id), "backup_worker_id",
+                         int_or_none(s.backup_worker_id), "coordinator", s.coordinator ? s.coordinator : "",
+                         "ids_issued", static_cast<long long>(s.ids_issued), "lease_ms_left",
+                         int_or_none(s.lease_ms_left), "reserved_until_unix_ms",
+                         int_or_none(s.reserved_until_unix_ms), "clock_backwards_events",
+                         static_cast<long long>(s.clock_backwards_events), "clock_backwards_errors",
+                         static_cast<long long>(s.clock_backwards_errors), "overflow_waits",
+                         static_cast<long long>(s.overflow_waits), "lease_acquisitions",
+                         static_cast<long long>(s.lease_acquisitions), "lease_failures",
+                         static_cast<long long>(s.lease_failures), "pid", static_cast<int>(s.pid), "last_error",
+                         last);
 }
 
 PyObject* gen_closed(GeneratorObject* self, void*) { return PyBool_FromLong(self->gen == nullptr); }
@@ -333,7 +329,8 @@ PyMethodDef gen_methods[] = {
      "wait_ready(timeout_ms=30000): waits until a worker id is held (after a fork)."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyGetSetDef gen_getset[] = {{"closed", reinterpret_cast<getter>(gen_closed), nullptr, "True once closed.", nullptr},
+PyGetSetDef gen_getset[] = {{"closed", reinterpret_cast<getter>(gen_closed), nullptr, "True once closed.",
+                             nullptr},
                             {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyTypeObject GeneratorType = {PyVarObject_HEAD_INIT(nullptr, 0)};

@@ -60,6 +60,23 @@ class EtcdTest(unittest.TestCase):
             self.assertEqual(second.stats()["worker_id"], 701)
             self.assertGreater(second.next_id(), last)
 
+    def test_exit_with_a_generator_open_ends_its_lease(self):
+        import subprocess
+        import sys
+        kw = dict(lease_prefix="/sdk-python-exit", worker_ids="711-711", lease_ttl=60)
+        # The child opens, issues an id and exits without close(): the atexit
+        # handler closes the generator.
+        out = subprocess.run(
+            [sys.executable, "-c",
+             "import snowflake_ids; g = snowflake_ids.Generator(etcd_endpoints=%r, timeout=20, **%r); print(g.next_id())"
+             % (ETCD, kw)],
+            check=True, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        child_id = int(out.stdout)
+        self.assertEqual(snowflake_ids.decode(child_id).worker_id, 711)
+        # Well within the 60 s TTL: only a released lease can be had this soon.
+        with Generator(etcd_endpoints=ETCD, timeout=10, **kw) as gen:
+            self.assertGreater(gen.next_id(), child_id)
+
     def test_os_fork_child_leases_its_own_id(self):
         gen = self.open(lease_prefix="/sdk-python-fork")
         parent_worker = gen.stats()["worker_id"]
@@ -81,6 +98,36 @@ class EtcdTest(unittest.TestCase):
         self.assertEqual(out["pid"], out["me"])
         # The parent keeps its id and goes on.
         self.assertEqual(snowflake_ids.decode(gen.next_id()).worker_id, parent_worker)
+
+    def test_close_ends_a_wait_in_another_thread(self):
+        # The parent holds the only id of the range, so the fork child's lease
+        # can never be had and its wait_ready() waits; close() from another
+        # thread ends that wait with ClosedError, at once, not at its timeout.
+        gen = self.open(lease_prefix="/sdk-python-wait", worker_ids="720-720")
+
+        def child():
+            import threading
+            first = error_of(gen.next_id)  # starts the child's own lease
+            seen = {}
+            started = threading.Event()
+
+            def wait():
+                started.set()
+                seen["error"] = error_of(lambda: gen.wait_ready(60))
+
+            t = threading.Thread(target=wait)
+            t.start()
+            started.wait(10)
+            gen.close()
+            t.join(20)
+            return {"first": first, "alive": t.is_alive(), "error": seen.get("error")}
+
+        out = in_fork(child)
+        self.assertEqual(out["first"]["sqlstate"], "SF003")
+        self.assertFalse(out["alive"], "wait_ready went on after close()")
+        self.assertEqual(out["error"]["class"], "ClosedError")
+        self.assertEqual(out["error"]["sqlstate"], "55000")
+        self.assertEqual(snowflake_ids.decode(gen.next_id()).worker_id, 720)
 
     def test_multiprocessing_fork_children_lease_their_own_ids(self):
         gen = self.open(lease_prefix="/sdk-python-mp")
