@@ -21,9 +21,9 @@
 #   QUICK=1                 one round of short runs (about half a minute)
 #   KEEP_TMP=1              keep the temporary directory (npm packages, logs)
 #
-# Builds what it needs (make sdk: the library and both bindings; the C
-# benchmark bench/sdk_c_bench.c is linked here with the static library, as the
-# bindings are). The npm packages, at the exact versions below, are installed
+# Builds what it needs (make sdk: the library and both bindings; make
+# build/sdk_c_bench: the C library's own benchmark, bench/sdk_c_bench.c, whose
+# lines this script reads; it times its own 2,000 bursts). The npm packages, at the exact versions below, are installed
 # with npm install --no-save into the temporary directory, never into the
 # checkout; if npm or a package fails, the report says so and measures the
 # rest. Called by bench/run.sh as suite 10. Needs cc, c++, node, npm and
@@ -71,11 +71,9 @@ done
 # --- build ---------------------------------------------------------------------
 step "build: make sdk (libsnowflake_ids and the Node.js and Python bindings)"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s sdk
-SDK_LIBS=$(sed -n 's/^SDK_LIBS *:= *//p' Makefile)
-step "build: bench/sdk_c_bench.c with build/sdk/libsnowflake_ids.a ($SDK_LIBS)"
-cc -std=c11 -O2 -Wall -Wextra -Isdk/c/include -c -o "$W/sdk_c_bench.o" bench/sdk_c_bench.c
-# shellcheck disable=SC2086  # SDK_LIBS is a list of flags
-c++ -o "$W/sdk_c_bench" "$W/sdk_c_bench.o" build/sdk/libsnowflake_ids.a $SDK_LIBS
+step "build: make build/sdk_c_bench (bench/sdk_c_bench.c)"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s build/sdk_c_bench
+SDK_VERSION=$(sed -n 's/^#define SF_IDS_VERSION "\(.*\)"/\1/p' sdk/c/include/snowflake_ids.h)
 
 # --- the npm baselines, in the temporary directory ---------------------------------
 NPM_STATUS=""
@@ -94,7 +92,17 @@ fi
 run_impl() {
     local round=$1 impl=$2 worker=$3 log="$W/$2.$1.log" rc=0
     case "$impl" in
-    c) "$W/sdk_c_bench" "$W/c.mark" "$worker" "$BATCH" "$BATCH_ROUNDS" "$SECONDS_TIGHT" >"$log" 2>"$log.err" || rc=$? ;;
+    c)  # build/sdk_c_bench's lines, as IMPL<TAB>KEY<TAB>VALUE
+        build/sdk_c_bench "$SECONDS_TIGHT" >"$log.txt" 2>"$log.err" || rc=$?
+        awk -v v="libsnowflake_ids $SDK_VERSION, sf_next_id (build/sdk_c_bench)" '
+            BEGIN { print "c\tversion\t" v }
+            /^below the cap: / { print "c\tns_below_cap_mean\t" $4; b = $0; sub(/.*\(/, "", b); split(b, x, " ");
+                                 print "c\trounds\t" x[1]; print "c\tbatch\t" x[4] }
+            /^below the cap, median burst: / { print "c\tns_below_cap\t" $6 }
+            /^tight loop: / { print "c\tids_per_s\t" $3; b = $0; sub(/.*\(/, "", b); split(b, x, " ");
+                              print "c\tids\t" x[1]; print "c\tseconds\t" x[4] }
+            /^tight loop ids: / { print "c\tdups\t" $4; print "c\tdup_values\t" $4; print "c\tascending\t" ($4 == 0 ? "yes" : "no");
+                                  print "c\tmax_ids_one_ms\t" $12; print "c\toverflow_waits\t" $14 }' "$log.txt" >"$log" ;;
     node|sapphire|nodejs-snowflake|flake-idgen)
         if [ "$impl" != node ] && [ -n "$NPM_STATUS" ]; then
             printf '%s\tstatus\tnot measured: %s\n' "$impl" "$NPM_STATUS" >"$log"

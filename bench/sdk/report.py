@@ -174,10 +174,13 @@ def main():
       "%s timed batches of %s calls, each started at a new millisecond, so no call waits for the next "
       "millisecond: ns per id is the call's own cost, from the median batch (a batch that lost the CPU to "
       "another process is an outlier; the mean of all batches is beside it). *Tight loop*: calls as fast as they return for %s s, "
-      "every id stored (C array, BigUint64Array, array('q')), then sorted and the repeats counted. "
+      "every id stored (BigUint64Array, array('q')), then sorted and the repeats counted; C "
+      "(`build/sdk_c_bench`, bench/sdk_c_bench.c: its own %s bursts, its tight loop for the same time) "
+      "compares each id with the one before instead, which in one thread counts any repeat. "
       "Figures are medians over the rounds (range in brackets), ids and duplicates are summed over the run. "
       "The cap is %s ids/s (%s a millisecond, `bench/lib/layout.py`)."
       % (rounds, commas(int(meta["BATCH_ROUNDS"])), commas(int(meta["BATCH"])), meta["SECONDS_TIGHT"],
+         commas(int(fig["c"].first("rounds", "0"))),
          commas(CAP), commas(PER_MS)))
     w("")
 
@@ -193,7 +196,7 @@ def main():
             continue
         f = fig[impl]
         ns, rate = f.median("ns_below_cap"), f.median("ids_per_s")
-        w("| %s | %s | <= %d ns: %s | %s | %.1f%% | >= %d%%: %s | %s |" % (
+        w("| %s | %s | <= %d ns: %s | %s | %.2f%% | >= %d%%: %s | %s |" % (
             label, ns_cell(impl), GOAL_NS[impl], "met" if ns <= GOAL_NS[impl] else "NOT met",
             rate_cell(impl), 100 * rate / CAP, round(100 * GOAL_CAP),
             "met" if rate >= GOAL_CAP * CAP else "NOT met", commas(f.total("dups"))))
