@@ -17,7 +17,10 @@
 #
 #   bench/sdk.sh [OUTDIR]   default bench/results (bench/results/quick with
 #                           QUICK=1; BENCH_OUT=DIR as bench/run.sh). Writes
-#                           OUTDIR/sdk.md and OUTDIR/data/sdk.tsv only.
+#                           OUTDIR/sdk.md, OUTDIR/data/sdk.tsv (the raw figures)
+#                           and OUTDIR/data/sdk_meta.tsv (the run's settings)
+#                           only: bench/sdk/report.py OUTDIR OUTDIR/data/sdk_meta.tsv
+#                           writes sdk.md again from them.
 #   QUICK=1                 one round of short runs (about half a minute)
 #   KEEP_TMP=1              keep the temporary directory (npm packages, logs)
 #
@@ -147,7 +150,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
     printf 'PYTHON\t%s\n' "$("$PY" --version 2>&1)"
     printf 'NPM_PKGS\t%s\n' "${NPM_PKGS[*]}"
     printf 'NPM_STATUS\t%s\n' "$NPM_STATUS"
-} >"$W/meta.tsv"
+} >"$OUT/data/sdk_meta.tsv"
 cp "$W/sdk.tsv" "$OUT/data/sdk.tsv"
-"$PY" bench/sdk/report.py "$OUT" "$W/meta.tsv"
+"$PY" bench/sdk/report.py "$OUT" "$OUT/data/sdk_meta.tsv"
 step "done in $(($(date +%s) - START_S)) s: ${OUT#"$ROOT"/}/sdk.md; load average $LOAD_END"

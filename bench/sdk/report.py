@@ -78,6 +78,12 @@ class Figures:
     def max(self, key):
         return max(int(x) for x in self.v[key]) if key in self.v else None
 
+    def distinct_rate(self):
+        """Median over the rounds of ids/s x (ids - duplicates) / ids: the ids/s that are new ids."""
+        rates = [float(r) * (int(n) - int(d)) / int(n) for r, n, d in zip(self.v.get("ids_per_s", []), self.v.get("ids", []),
+                                                                         self.v.get("dups", [])) if int(n)]
+        return statistics.median(rates) if rates else None
+
     def first(self, key, default=""):
         return self.v[key][0] if key in self.v else default
 
@@ -115,8 +121,9 @@ def why_dups(impl, f):
         if dups:
             return ("its 12-bit increment goes up by one at every `generate()` and wraps from 4,095 to 0 "
                     "without looking at the clock, and `generate()` never waits for the next millisecond: "
-                    "a millisecond with more than %s calls (this run's busiest had %s) issues the same ids again "
-                    "(first repeat: %s)" % (commas(PER_MS), commas(busiest), example))
+                    "a millisecond with more than %s calls (this run's busiest had %s) issues the same ids again: "
+                    "%s of its %s ids were extra copies (first repeat: %s)"
+                    % (commas(PER_MS), commas(busiest), commas(dups), commas(f.total("ids")), example))
         return "none in this run (its busiest millisecond had %s calls)" % commas(busiest)
     if dups:
         return "UNEXPECTED: %s repeats (first: %s); not explained by this report" % (commas(dups), example)
@@ -210,24 +217,25 @@ def main():
     w("### Side by side")
     w("")
     w("Ratios are to ours in the same language: *ns ratio* is their ns per id over ours (above 1: ours is "
-      "faster per call), *ids/s ratio* their ids/s over ours.")
+      "faster per call), *ids/s ratio* their ids/s over ours. *Distinct ids/s*: the tight loop's ids less "
+      "the extra copies of repeated ones, per second (median over the rounds).")
     w("")
-    w("| Generator | language | ns per id below the cap | mean of all batches | ns ratio | ids/s, tight loop | ids/s ratio | ids in the run | duplicates | values repeated | most ids in one ms |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    w("| Generator | language | ns per id below the cap | mean of all batches | ns ratio | ids/s, tight loop | ids/s ratio | ids in the run | duplicates | values repeated | distinct ids/s | most ids in one ms |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for impl, (label, lang, ref) in IMPLS.items():
         f = fig[impl]
         if not measured[impl]:
-            w("| %s | %s | not measured: %s | | | | | | | | |" % (label, lang, status(impl) or "no figures"))
+            w("| %s | %s | not measured: %s | | | | | | | | | |" % (label, lang, status(impl) or "no figures"))
             continue
         if measured[ref]:
             ns_ratio = "%.2fx" % (f.median("ns_below_cap") / fig[ref].median("ns_below_cap"))
             rate_ratio = "%.2fx" % (f.median("ids_per_s") / fig[ref].median("ids_per_s"))
         else:
             ns_ratio = rate_ratio = "n/a"
-        w("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+        w("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             label, lang, ns_cell(impl), f.median("ns_below_cap_mean"), ns_ratio, rate_cell(impl), rate_ratio,
             commas(f.total("ids")), commas(f.total("dups")), commas(f.total("dup_values")),
-            commas(f.max("max_ids_one_ms"))))
+            commas(f.distinct_rate()), commas(f.max("max_ids_one_ms"))))
     w("")
 
     # Duplicates, and why.
