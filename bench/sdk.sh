@@ -105,7 +105,8 @@ run_impl() {
             /^tight loop: / { print "c\tids_per_s\t" $3; b = $0; sub(/.*\(/, "", b); split(b, x, " ");
                               print "c\tids\t" x[1]; print "c\tseconds\t" x[4] }
             /^tight loop ids: / { print "c\tdups\t" $4; print "c\tdup_values\t" $4; print "c\tascending\t" ($4 == 0 ? "yes" : "no");
-                                  print "c\tmax_ids_one_ms\t" $12; print "c\toverflow_waits\t" $14 }' "$log.txt" >"$log" ;;
+                                  print "c\tmax_ids_one_ms\t" $12; print "c\toverflow_waits\t" $14 }
+            /^tight loop scheduling: / { print "c\ttight_cpu_ms\t" $4; print "c\ttight_wait_ms\t" $9 }' "$log.txt" >"$log" ;;
     node|sapphire|nodejs-snowflake|flake-idgen)
         if [ "$impl" != node ] && [ -n "$NPM_STATUS" ]; then
             printf '%s\tstatus\tnot measured: %s\n' "$impl" "$NPM_STATUS" >"$log"

@@ -13,7 +13,9 @@
  * another process is an outlier, not the call's cost); beside (2), every id
  * compared with the one before (one thread: strictly ascending ids cannot
  * repeat, so 'not above the one before' counts any duplicate), the most ids
- * in one millisecond (id >> 22) and the overflow waits. bench/sdk.sh reads
+ * in one millisecond (id >> 22), the overflow waits, and the time the loop
+ * spent on a CPU and waiting for one (/proc/self/schedstat: a millisecond
+ * spent waiting is a millisecond's ids lost). bench/sdk.sh reads
  * these lines. */
 #define _GNU_SOURCE
 #include <snowflake_ids.h>
@@ -28,6 +30,17 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This thread's time on a CPU and waiting for one (ns), from
+ * /proc/self/schedstat; -1 where there is none. */
+static void sched_ns(long long* on_cpu, long long* waiting) {
+    *on_cpu = *waiting = -1;
+    FILE* f = fopen("/proc/self/schedstat", "r");
+    if (f) {
+        if (fscanf(f, "%lld %lld", on_cpu, waiting) != 2) *on_cpu = *waiting = -1;
+        fclose(f);
+    }
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -86,6 +99,8 @@ int main(int argc, char** argv) {
     /* (2) A tight loop, at the cap. */
     long n = 0, not_above = 0, run = 0, busiest = 0;
     int64_t prev = id;
+    long long cpu0, wait0, cpu1, wait1;
+    sched_ns(&cpu0, &wait0);
     const double start = now_s();
     double t = start;
     while (t - start < seconds) {
@@ -102,12 +117,16 @@ int main(int argc, char** argv) {
         n += 10000;
         t = now_s();
     }
+    sched_ns(&cpu1, &wait1);
     const double rate = (double)n / (t - start);
     printf("tight loop: %.0f ids/s, %.2f%% of the cap of 4096000 (%ld ids in %.2f s)\n", rate, rate / 40960.0, n,
            t - start);
     sf_status(gen, &st);
     printf("tight loop ids: %ld not above the one before, busiest millisecond %ld ids, %lld overflow waits\n",
            not_above, busiest, (long long)(st.overflow_waits - waits0));
+    if (cpu0 >= 0 && cpu1 >= 0)
+        printf("tight loop scheduling: %.1f ms on a CPU, %.1f ms waiting for one\n", (cpu1 - cpu0) / 1e6,
+               (wait1 - wait0) / 1e6);
     sf_close(gen);
     unlink(mark);
     rmdir(dir);

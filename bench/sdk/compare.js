@@ -80,6 +80,16 @@ async function make() {
 
 // ns per id of the median batch (a batch that lost the CPU to another
 // process is an outlier, not the call's cost), and the mean.
+// This thread's [ms on a CPU, ms waiting for one] (/proc/self/schedstat), or null.
+function sched() {
+    try {
+        const [cpu, wait] = require('fs').readFileSync('/proc/self/schedstat', 'utf8').split(' ').map(Number);
+        return [cpu / 1e6, wait / 1e6];
+    } catch (e) {
+        return null;
+    }
+}
+
 function belowCap(f) {
     const times = new Float64Array(R);
     let total = 0;
@@ -116,17 +126,23 @@ function belowCap(f) {
     let n = 0;
     const t0 = process.hrtime.bigint(), end = t0 + BigInt(Math.round(SECONDS * 1e9));
     let t1;
+    const s0 = sched();
     for (;;) {
         const stop = Math.min(n + 1024, cap);
         while (n < stop) ids[n++] = BigInt.asUintN(64, next());
         t1 = process.hrtime.bigint();
         if (t1 >= end || n >= cap) break;
     }
+    const s1 = sched();
     const after = g.extra ? g.extra() : {};
     const secs = Number(t1 - t0) / 1e9;
     out('ids', n);
     out('seconds', secs.toFixed(4));
     out('ids_per_s', (n / secs).toFixed(0));
+    if (s0 && s1) {
+        out('tight_cpu_ms', (s1[0] - s0[0]).toFixed(1));
+        out('tight_wait_ms', (s1[1] - s0[1]).toFixed(1));
+    }
     if (n >= cap) out('note', 'the id buffer filled before the duration ended');
     for (const k of Object.keys(after)) out(k, after[k] - (before[k] || 0));
     if (g.close) await g.close();

@@ -55,6 +55,16 @@ class PlainSnowflake:
             return (ms << 22) | (self.worker_id << 12) | self.sequence
 
 
+def sched():
+    """This thread's (ms on a CPU, ms waiting for one), /proc/self/schedstat, or None."""
+    try:
+        with open("/proc/self/schedstat") as f:
+            cpu, wait = f.read().split()[:2]
+        return int(cpu) / 1e6, int(wait) / 1e6
+    except (OSError, ValueError):
+        return None
+
+
 def below_cap(f, batch, rounds):
     """ns per id of the median batch (a batch that lost the CPU to another
     process is an outlier, not the call's cost), and the mean."""
@@ -109,6 +119,7 @@ def main():
     append = ids.append
     chunk = range(1024)
     clock = time.perf_counter_ns
+    s0 = sched()
     t0 = clock()
     end = t0 + int(seconds * 1e9)
     while True:
@@ -117,12 +128,16 @@ def main():
         t1 = clock()
         if t1 >= end:
             break
+    s1 = sched()
     after = stats() if stats else {}
     n = len(ids)
     secs = (t1 - t0) / 1e9
     out("ids", n)
     out("seconds", "%.4f" % secs)
     out("ids_per_s", "%.0f" % (n / secs))
+    if s0 and s1:
+        out("tight_cpu_ms", "%.1f" % (s1[0] - s0[0]))
+        out("tight_wait_ms", "%.1f" % (s1[1] - s0[1]))
     for k in after:
         out(k, after[k] - before.get(k, 0))
     if close:
