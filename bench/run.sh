@@ -4,9 +4,10 @@
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
-#                       8 minutes on 2 cores. Writes bench/results/latest.md,
-#                       bench/results/*.png, bench/results/data/*.tsv and the
-#                       generated results section of docs/benchmarks.md.
+#                       8 minutes on 2 cores, and suite 10 about 3 more.
+#                       Writes bench/results/latest.md, bench/results/*.png,
+#                       bench/results/data/*.tsv and the generated results
+#                       section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
 #                       bench/results/quick/ only (not committed, docs untouched).
 #   BENCH_OUT=DIR       write the results somewhere else (docs untouched).
