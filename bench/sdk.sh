@@ -143,6 +143,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
     printf 'MODE\t%s\nROUNDS\t%s\nBATCH\t%s\nBATCH_ROUNDS\t%s\nSECONDS_TIGHT\t%s\n' \
         "$MODE" "$ROUNDS" "$BATCH" "$BATCH_ROUNDS" "$SECONDS_TIGHT"
     printf 'LOAD_START\t%s\nLOAD_END\t%s\nELAPSED_S\t%s\n' "$LOAD_START" "$LOAD_END" $(($(date +%s) - START_S))
+    printf 'DATE_UTC\t%s\n' "$(date -u -d "@$START_S" '+%Y-%m-%d %H:%M UTC')"
     printf 'COMMIT\t%s\n' "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     printf 'DIRTY\t%s\n' "$(git -C "$ROOT" status --porcelain -- sdk bench/sdk_c_bench.c bench/sdk 2>/dev/null | wc -l)"
     printf 'CC\t%s\n' "$(cc --version | head -1)"
