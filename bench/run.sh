@@ -4,9 +4,10 @@
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
-#                       8 minutes on 2 cores. Writes bench/results/latest.md,
-#                       bench/results/*.png, bench/results/data/*.tsv and the
-#                       generated results section of docs/benchmarks.md.
+#                       8 minutes on 2 cores, and suite 10 about 3 more.
+#                       Writes bench/results/latest.md, bench/results/*.png,
+#                       bench/results/data/*.tsv and the generated results
+#                       section of docs/benchmarks.md.
 #   QUICK=1 make bench  about 1 minute, smaller sizes, fewer rounds. Writes
 #                       bench/results/quick/ only (not committed, docs untouched).
 #   BENCH_OUT=DIR       write the results somewhere else (docs untouched).
@@ -18,12 +19,16 @@
 # calls against a sequence (bench/sporadic.sh, fsync = on), 7 leasing on and
 # off, from etcd and from ZooKeeper (bench/lease.sh), 8 ids over HTTP
 # against ids over SQL (bench/http.sh, wrk and pgbench), 9 SQL latency beside
-# an HTTP client at the HTTP ids ceiling and without it (bench/http_ceiling.sh).
+# an HTTP client at the HTTP ids ceiling and without it (bench/http_ceiling.sh),
+# 10 the embedded generator (libsnowflake_ids and its Node.js and Python
+# bindings) beside npm's snowflake packages and a pure-Python one (bench/sdk.sh).
 # The report (tables, plots, the docs section) is bench/lib/report.py.
 #
 # Needs the extension installed, psql, pgbench, gnuplot, awk and /usr/bin/python3
 # (standard library only); g++ and Google Benchmark for suite 5, etcd (and
-# ZooKeeper, measured when installed) for suite 7, wrk and curl for suites 8 and 9.
+# ZooKeeper, measured when installed) for suite 7, wrk and curl for suites 8 and 9,
+# cc, node and npm (the registry, for three npm packages installed in a
+# temporary directory) for suite 10.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -547,6 +552,17 @@ if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/http_ceiling.sh" "
 fi
 
 # =============================================================================
+# Suite 10: the embedded generator and its bindings against other generators
+# (no instance: processes of their own).
+# =============================================================================
+step "suite 10 sdk: libsnowflake_ids, its Node.js and Python bindings, npm's snowflake packages and a pure-Python one (bench/sdk.sh)"
+SDK_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/sdk.sh" "$OUT" >"$W/sdk.out" 2>&1; then
+    SDK_STATUS="bench/sdk.sh failed: $(tail -3 "$W/sdk.out" | tr '\n' ' ')"
+    step "suite 10 sdk: failed"
+fi
+
+# =============================================================================
 # Report.
 # =============================================================================
 step "report: tables, plots"
@@ -558,7 +574,7 @@ export LC_ALL=C
              SHARED_BUFFERS SHARED_BUFFERS_BYTES CALL_N CALL_N_SLOW CALL_ROUNDS V7_FRESH_LEAD \
              CONC_IDS CONC_SECONDS CONC_AHEAD INS_BATCH INS_CLIENTS INS_ROWS INS_CHUNKS INS_CHUNK_ROWS \
              INS_AHEAD_SF INS_AHEAD_V7 SCAN_RUNS CREATED_AT_INDEX_S CREATED_AT_INDEX_BYTES SF_PK_BYTES \
-             CORE_MIN_TIME CORE_STATUS SPORADIC_STATUS LEASE_STATUS HTTP_STATUS CEILING_STATUS; do
+             CORE_MIN_TIME CORE_STATUS SPORADIC_STATUS LEASE_STATUS HTTP_STATUS CEILING_STATUS SDK_STATUS; do
         printf '%s\t%s\n' "$v" "${!v}"
     done
     printf 'CALL_KEYS\t%s\nCONC_KEYS\t%s\nCONC_CLIENTS\t%s\nINS_KEYS\t%s\n' \

@@ -800,6 +800,10 @@ queries, so a table keyed by snowflake ids can leave it out (and the 8-byte colu
 ## 9. SQL latency beside an HTTP client at the ceiling
 
 {ceiling_md}
+
+## 10. The embedded generator
+
+{section(out, "sdk", meta["SDK_STATUS"])}
 """
     with open(os.path.join(out, "latest.md"), "w", encoding="utf-8") as f:
         f.write(latest)
