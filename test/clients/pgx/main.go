@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v4"
+	_ "github.com/jackc/pgx/v4/stdlib"
 )
 
 var (
@@ -54,7 +56,8 @@ func must(err error) {
 
 func main() {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres", os.Args[1], os.Args[2]))
+	dsn := fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres", os.Args[1], os.Args[2])
+	conn, err := pgx.Connect(ctx, dsn)
 	must(err)
 	defer conn.Close(ctx)
 	var version string
@@ -69,7 +72,7 @@ func main() {
 	var raw int64
 	must(conn.QueryRow(ctx, "INSERT INTO orders (item) VALUES ($1) RETURNING id", "book").Scan(&raw))
 	id := appID(raw)
-	var sqlText string
+	var sqlText, sqlText2 string
 	must(conn.QueryRow(ctx, "SELECT id::text FROM orders WHERE item = 'book'").Scan(&sqlText))
 	report(strconv.FormatInt(id, 10) == sqlText && id > 1<<53,
 		"INSERT ... RETURNING id scans into an int64 equal to SQL's text of it (above 2^53)",
@@ -103,6 +106,27 @@ func main() {
 	report(strings.Join(got, ",") == strings.Join(want, ",") && len(seen) == 5,
 		"a five-row INSERT ... RETURNING id: the five ids SQL has, exact and distinct",
 		fmt.Sprintf("%v vs %v", got, want))
+
+	// pgx refuses to scan a bigint into a float64 that cannot hold it (an id
+	// that is not a multiple of 32): an error, not another id.
+	var exact int64
+	var f64 float64
+	must(conn.QueryRow(ctx, "SELECT id FROM orders WHERE item LIKE 'row %' AND id % 32 <> 0 ORDER BY id LIMIT 1").Scan(&exact))
+	err = conn.QueryRow(ctx, "SELECT id FROM orders WHERE id = $1", exact).Scan(&f64)
+	report(err != nil && strings.Contains(err.Error(), "float64"),
+		"Scan of an id into a float64 is refused with an error (pgtype), not rounded",
+		fmt.Sprintf("%v: %.0f vs %d", err, f64, exact))
+
+	// database/sql over pgx's driver (pgx/v4/stdlib): the same int64.
+	db, err := sql.Open("pgx", dsn)
+	must(err)
+	defer db.Close()
+	var viaSQL int64
+	must(db.QueryRow("INSERT INTO orders (item) VALUES ($1) RETURNING id", "database/sql").Scan(&viaSQL))
+	must(conn.QueryRow(ctx, "SELECT id::text FROM orders WHERE item = 'database/sql'").Scan(&sqlText2))
+	report(strconv.FormatInt(appID(viaSQL), 10) == sqlText2,
+		"database/sql with pgx's stdlib driver: RETURNING id into an int64, exact",
+		fmt.Sprintf("%d vs %s", appID(viaSQL), sqlText2))
 
 	// The id as a parameter: a row found by it, and the decoders.
 	var item string
