@@ -8,6 +8,7 @@
 # (test/clients.sh runs it so, to show that they can).
 require "active_record"
 require "pg"
+require "stringio"
 
 dir, port = ARGV
 FLOAT = ENV["SNOWFLAKE_CLIENT_FLOAT"] == "1"
@@ -28,7 +29,10 @@ end
 
 puts "# ActiveRecord #{ActiveRecord.version}, pg #{PG::VERSION}, Ruby #{RUBY_VERSION}#{FLOAT ? ', ids through Float' : ''}"
 ActiveRecord::Base.establish_connection(adapter: "postgresql", host: dir, port: port.to_i,
-                                        username: "postgres", database: "postgres")
+                                        username: "postgres", database: "postgres",
+                                        # The test instance's search_path names pg_catalog
+                                        # (test/lib/pg.sh), whose tables schema.rb would dump.
+                                        schema_search_path: "public")
 ActiveRecord::Migration.verbose = false
 conn = ActiveRecord::Base.connection
 
@@ -42,6 +46,20 @@ end
 
 class Order < ActiveRecord::Base
 end
+
+# Without the default, Rails' primary key is a bigserial: ids from a sequence.
+ActiveRecord::Schema.define do
+  create_table :plain_orders, id: :bigint
+end
+plain = conn.select_value("SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'plain_orders'::regclass")
+report(plain.to_s.start_with?("nextval("), "without default:, id: :bigint is a bigserial (a sequence's ids)", plain.inspect)
+
+# schema.rb keeps the default as the database's expression.
+dump = StringIO.new
+ActiveRecord::SchemaDumper.dump(conn, dump)
+line = dump.string.lines.find { |l| l.include?('create_table "orders"') }.to_s
+report(line.include?('default: -> { "snowflake_nextval()" }'), "schema.rb keeps default: -> { \"snowflake_nextval()\" }",
+       line.strip)
 
 kind, default = conn.select_rows(<<~SQL).first
   SELECT format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid)
@@ -100,5 +118,10 @@ report(enc.is_a?(String) && enc.size == 13 && back.is_a?(Integer) && back.to_s =
        "#{enc.inspect} -> #{back.inspect}, SQL #{sql_text}")
 found = Order.where("id = snowflake_decode_text(?, 'base32')", enc.downcase).pluck(:id)
 report(found.map(&:to_s) == [sql_text], "a row found by its base32 text (lower case)", found.inspect)
+
+# as_json writes the id as a JSON number (exact digits, which JavaScript's
+# JSON.parse rounds): as a string it needs saying.
+js = Order.find(o.id).to_json(only: [:id])
+report(js == %({"id":#{sql_text}}), "to_json writes the id as a number, all its digits", js)
 
 exit $failed
