@@ -72,6 +72,9 @@ public class JdbcCheck {
                 try (ResultSet keys = ps.getGeneratedKeys()) {
                     keys.next();
                     id = appId(keys.getLong("id"));
+                    report(keys.getMetaData().getColumnCount() == 2,
+                            "RETURN_GENERATED_KEYS returns every column (the driver adds RETURNING *)",
+                            keys.getMetaData().getColumnCount() + " columns");
                     Object o = keys.getObject("id");
                     report(o instanceof Long, "getObject gives the bigint as a java.lang.Long", String.valueOf(o.getClass()));
                 }
@@ -91,6 +94,8 @@ public class JdbcCheck {
                 }
                 ps.executeBatch();
                 try (ResultSet keys = ps.getGeneratedKeys()) {
+                    report(keys.getMetaData().getColumnCount() == 1, "keys named {\"id\"}: the id column only",
+                            keys.getMetaData().getColumnCount() + " columns");
                     while (keys.next()) {
                         long v = appId(keys.getLong(1));
                         got.add(Long.toString(v));

@@ -54,6 +54,25 @@ end
 plain = conn.select_value("SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'plain_orders'::regclass")
 report(plain.to_s.start_with?("nextval("), "without default:, id: :bigint is a bigserial (a sequence's ids)", plain.inspect)
 
+# A string default is not SQL: Rails 6.1 leaves the key without any default,
+# and an insert fails (NOT NULL).
+ActiveRecord::Schema.define do
+  create_table :string_default, id: :bigint, default: "snowflake_nextval()"
+end
+sd = conn.select_value("SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'string_default'::regclass")
+class StringDefault < ActiveRecord::Base
+  self.table_name = "string_default"
+end
+refused = begin
+  StringDefault.create!
+  "inserted"
+rescue ActiveRecord::NotNullViolation => e
+  e.class.name
+end
+report(sd.nil? && refused == "ActiveRecord::NotNullViolation",
+       "default: \"snowflake_nextval()\" (a string) leaves no default: create! fails (NOT NULL)",
+       "#{sd.inspect}, #{refused}")
+
 # schema.rb keeps the default as the database's expression.
 dump = StringIO.new
 ActiveRecord::SchemaDumper.dump(conn, dump)
