@@ -15,11 +15,17 @@
 # NODE_PG_DIR=dir (holding node_modules/pg), else it is named as skipped.
 #   RUN_ONLY="rails,pgx" test/clients.sh   only these checks
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
-start=$(date +%s.%N)
+# elapsed START_NS: seconds since START_NS (date +%s%N), with a tenth.
+elapsed() {
+    local d=$(( ($(date +%s%N) - $1) / 100000000 ))
+    echo "$((d / 10)).$((d % 10))"
+}
+
+start=$(date +%s%N)
 scripts/deps.sh clients || { echo "clients: the packages of scripts/deps.sh clients are missing"; exit 1; }
-printf 'packages (scripts/deps.sh clients): %.1f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
+echo "packages (scripts/deps.sh clients): $(elapsed "$start") s"
 
 CHECKS=(
     "rails|test/clients/rails.sh"
@@ -29,6 +35,12 @@ CHECKS=(
     "django|test/clients/django.sh"
     "node_bigint|test/clients/node_bigint.sh"
 )
+
+# A name in RUN_ONLY that is no check's is an error (a typo would run nothing).
+IFS=, read -r -a asked <<<"${RUN_ONLY:-}"
+for a in "${asked[@]}"; do
+    printf '%s\n' "${CHECKS[@]%%|*}" | grep -qxF -- "$a" || { echo "clients: no check named '$a'" >&2; exit 2; }
+done
 
 passed=0
 failed=0
@@ -40,9 +52,8 @@ result() {  # result NAME OK SECONDS
         failed=$((failed + 1)); failed_names+=("$1"); echo "=== $1: FAILED ($3 s)"
     fi
 }
-elapsed() { printf '%.1f' "$(echo "$(date +%s.%N) - $1" | bc)"; }
 
-run_start=$(date +%s.%N)
+run_start=$(date +%s%N)
 for entry in "${CHECKS[@]}"; do
     name=${entry%%|*}
     cmd=${entry#*|}
@@ -53,7 +64,7 @@ for entry in "${CHECKS[@]}"; do
     fi
     echo
     echo "=== $name"
-    t=$(date +%s.%N)
+    t=$(date +%s%N)
     if $cmd; then result "$name" 1 "$(elapsed "$t")"; else result "$name" 0 "$(elapsed "$t")"; fi
 done
 
@@ -62,7 +73,7 @@ done
 if [ -z "${RUN_ONLY:-}" ] || [[ ",$RUN_ONLY," == *",pgx,"* ]]; then
     echo
     echo "=== pgx with ids through float64 (must fail)"
-    t=$(date +%s.%N)
+    t=$(date +%s%N)
     out=$(SNOWFLAKE_CLIENT_FLOAT=1 test/clients/pgx.sh 2>&1)
     rc=$?
     echo "$out"
