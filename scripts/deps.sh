@@ -7,7 +7,8 @@
 # scripts/build-deps.list (the Makefile's check reads the same file).
 #
 # Usage: scripts/deps.sh [--list] [GROUP...]
-#   GROUP: deb (tools for `make deb`), matrix (tools for `make test-matrix`);
+#   GROUP: deb (tools for `make deb`), matrix (tools for `make test-matrix`),
+#          clients (the drivers and ORMs of `make test-clients`, test/clients.sh);
 #          the base list is always included. `--list build` prints only the
 #          build dependencies (what `make && make install` needs).
 #   --list prints the packages instead of installing them.
@@ -52,6 +53,12 @@ PACKAGES=(
 )
 DEB_PACKAGES=(build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all)  # make deb (pg_buildext)
 MATRIX_PACKAGES=(debootstrap)                                         # make test-matrix
+CLIENT_PACKAGES=(                                                     # make test-clients (test/clients.sh)
+    ruby-activerecord ruby-pg                                         # test/clients/rails.sh
+    golang-go golang-github-jackc-pgx-v4-dev                          # test/clients/pgx.sh (GOPATH mode, offline)
+    libpostgresql-jdbc-java openjdk-17-jdk-headless                   # test/clients/jdbc.sh
+    python3-sqlalchemy python3-django python3-psycopg2                # test/clients/sqlalchemy.sh, django.sh
+)   # (node_bigint.sh: node-pg is not installable beside NodeSource's nodejs; NODE_PG_DIR)
 
 list=0
 for arg in "$@"; do
@@ -60,6 +67,7 @@ for arg in "$@"; do
         build)  PACKAGES=("${BUILD_PACKAGES[@]}") ;;
         deb)    PACKAGES+=("${DEB_PACKAGES[@]}") ;;
         matrix) PACKAGES+=("${MATRIX_PACKAGES[@]}") ;;
+        clients) PACKAGES+=("${CLIENT_PACKAGES[@]}") ;;
         *) echo "deps: unknown argument '$arg'" >&2; exit 2 ;;
     esac
 done

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Optional client check, not part of test/run_all.sh (it needs Debian's
+# Optional client check (test/clients.sh, make test-clients; it needs Debian's
 # python3-django and python3-psycopg2): the Django 3.2 primary-key field of
 # docs/application-code.md (test/clients/django/app/models.py) on a throwaway
 # instance with the installed extension.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Optional client check, not part of test/run_all.sh (it needs node and npm
+# Optional client check (test/clients.sh with NODE_PG_DIR; it needs node and npm
 # and downloads the pg package): what node-postgres does with Snowflake ids,
 # which are above 2^53, on a throwaway instance with the installed extension.
 # Backs the numbers in docs/application-code.md.

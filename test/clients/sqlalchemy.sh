@@ -1,5 +1,5 @@
 #!/bin/bash
-# Optional client check, not part of test/run_all.sh (it needs Debian's
+# Optional client check (test/clients.sh, make test-clients; it needs Debian's
 # python3-sqlalchemy and python3-psycopg2): the SQLAlchemy mapping of
 # docs/application-code.md on a throwaway instance with the installed
 # extension.
