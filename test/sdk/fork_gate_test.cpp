@@ -126,17 +126,16 @@ TEST_P(SdkForkGate, AForkDuringTheLeaseThreadsNameResolutionLeavesTheChildAbleTo
     int status = 0;
     EXPECT_EQ(waitpid(pid, &status, 0), pid);  // reaped, killed or not
     ASSERT_TRUE(reported) << "the child hung (killed)";
-    EXPECT_EQ(report[0] & 2, 0) << "the child's own lease never started (a resolver lock left locked by the fork?)";
+    EXPECT_EQ(report[0] & 2, 0)
+        << "the child's own lease never started (a resolver lock left locked by the fork?)";
     EXPECT_EQ(report[0], 0) << "the child's failed checks (bits)";
-    // The parent leases too, and the child's id is not the parent's.
+    EXPECT_GE(report[1], 940);
+    EXPECT_LE(report[1], 943);
+    // The parent's lease goes on (the fork came before it held an id, so
+    // the child's, freed by its close, may be the one it gets).
     ASSERT_EQ(sf_wait_ready(gen, kReadyMs), SF_OK) << last_error_text();
-    sf_stats st;
-    ASSERT_EQ(sf_status(gen, &st), SF_OK);
-    if (report[0] == 0) {
-        EXPECT_NE(report[1], st.worker_id);
-        EXPECT_GE(report[1], 940);
-        EXPECT_LE(report[1], 943);
-    }
+    int64_t id = 0;
+    EXPECT_EQ(sf_next_id(gen, &id), SF_OK) << last_error_text();
     EXPECT_EQ(sf_close(gen), SF_OK) << last_error_text();
 }
 
