@@ -27,7 +27,11 @@
  * never renews or releases its parent's lease. Its first call starts a lease
  * of its own (that call fails with SF003, sf_wait_ready waits for it); a
  * static worker id cannot follow a fork (SF003 in the child, whose hint says
- * so).
+ * so). fork() may wait for the background thread's coordinator call under
+ * way (a fork gate, so that the child never inherits a lock held inside name
+ * resolution or the client library): at most one turn of the lease, a few
+ * calls each within the coordinator timeout (1 s; 3 s for a new ZooKeeper
+ * session), plus the system resolver's own timeouts for a name.
  *
  * Errors: every function returns SF_OK (0) or an sf_code; the thread's
  * sf_last_error() then holds the SQLSTATE (the same codes as the SQL

@@ -145,6 +145,25 @@ private:
 void register_generator(sf_generator* g) noexcept;
 void unregister_generator(sf_generator* g) noexcept;
 
+// The fork gate (fork.cpp): a lease thread holds it shared around every
+// stretch of coordinator I/O (a driver's turn or shutdown, a client's
+// teardown), and the prepare handler takes it exclusively before any
+// generator's mutex, so that fork() never copies a process while one of its
+// lease threads is inside name resolution or a network library (whose locks
+// would stay locked in the child: its own lease would hang). A fork waits
+// for the calls under way, each bounded by its coordinator timeout. Never
+// taken on the id path, and never while holding a generator's mutex (the
+// prepare handler takes the gate first, then the mutexes).
+void fork_gate_enter() noexcept;
+void fork_gate_leave() noexcept;
+class ForkGateShared {
+public:
+    ForkGateShared() noexcept { fork_gate_enter(); }
+    ~ForkGateShared() { fork_gate_leave(); }
+    ForkGateShared(const ForkGateShared&) = delete;
+    ForkGateShared& operator=(const ForkGateShared&) = delete;
+};
+
 // Static worker id: the thread that keeps the mark file's reservation ahead
 // of the clock (mark_writer.cpp), and its first write, made by sf_open.
 void run_mark_writer(sf_generator* g) noexcept;

@@ -48,13 +48,18 @@ public:
     // The background thread: turns until sf_close, then the driver's shutdown.
     void run() noexcept {
         while (!stop_.load()) {
-            int64_t ms = driver_.turn();
+            int64_t ms;
+            {
+                ForkGateShared gate;  // no fork() while the client is in a call
+                ms = driver_.turn();
+            }
             // ZooKeeper's client answers pings only when polled (a turn).
             if (zookeeper_ && ms > 10) ms = 10;
             std::unique_lock<std::mutex> lock(g_->mu);
             if (!stop_.load() && !wake_) g_->cv.wait_for(lock, std::chrono::milliseconds(ms));
             wake_ = false;
         }
+        ForkGateShared gate;
         clean_ = driver_.shutdown();
     }
     // g->mu held: a caller waits for a reservation.
@@ -333,6 +338,7 @@ bool close_leased(sf_generator* g) noexcept {
     }
     if (g->runner != nullptr) {
         clean = g->runner->clean();
+        ForkGateShared gate;  // the client's teardown (zookeeper_close, curl's cleanup)
         delete g->runner;
         g->runner = nullptr;
     }
