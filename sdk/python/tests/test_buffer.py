@@ -249,9 +249,12 @@ class BufferTest(unittest.TestCase):
         n = self.node(handler)
         b = self.buffer(n.url, min_batch=5)
         self.assertIn(b.next_id(timeout=5), n.issued)
-        first, second = n.requests[:2]
-        self.assertEqual(len(n.requests), 2)
-        self.assertGreaterEqual(second["at"] - first["at"], 1.0 - 0.005)
+        # No request within the Retry-After after the refused one (a refill
+        # for the spare may follow the second at any time: not counted).
+        first = n.requests[0]
+        self.assertGreaterEqual(len(n.requests), 2)
+        for later in n.requests[1:]:
+            self.assertGreaterEqual(later["at"] - first["at"], 1.0 - 0.005)
 
     def test_a_503_leaves_the_node_out_until_its_readyz_answers_200(self):
         log = []
