@@ -26,22 +26,7 @@ namespace {
 
 using namespace sdk_test;
 
-enum class Backend { Etcd, ZooKeeper };
-
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? v : "";
-}
-
-std::vector<Backend> started_backends() {
-    std::vector<Backend> b;
-    if (!env("SNOWFLAKE_TEST_ETCD").empty()) b.push_back(Backend::Etcd);
-    if (!env("SNOWFLAKE_TEST_ZK").empty()) b.push_back(Backend::ZooKeeper);
-    return b;
-}
-
-// Generous bounds for conditions, never durations asserted.
-constexpr int32_t kReadyMs = 20000;
+// Generous bounds for conditions (kReadyMs: sdk_test.hpp), never durations asserted.
 constexpr int kChildReportMs = 60000;  // the child reports within kReadyMs; then it is killed
 
 bool wait_for_file(const std::string& path, int ms) {

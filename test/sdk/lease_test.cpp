@@ -23,23 +23,6 @@ namespace {
 
 using namespace sdk_test;
 
-enum class Backend { Etcd, ZooKeeper };
-
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? v : "";
-}
-
-std::vector<Backend> started_backends() {
-    std::vector<Backend> b;
-    if (!env("SNOWFLAKE_TEST_ETCD").empty()) b.push_back(Backend::Etcd);
-    if (!env("SNOWFLAKE_TEST_ZK").empty()) b.push_back(Backend::ZooKeeper);
-    return b;
-}
-
-// Generous bounds for a condition (a lease taken), never a duration asserted.
-constexpr int32_t kReadyMs = 20000;
-
 class SdkLease : public ::testing::TestWithParam<Backend> {
 protected:
     void SetUp() override {

@@ -1,6 +1,7 @@
 // What the C library's tests share: a temporary directory, the mark file's
 // fields read back as bytes (its format: src/core/mark.hpp), and the
-// configuration of a static worker id.
+// configuration of a static worker id; the coordinators test/sdk_c.sh
+// started for the leased tests.
 #pragma once
 
 #include "snowflake_ids.h"
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace sdk_test {
 
@@ -73,5 +75,24 @@ inline std::string last_error_text() {
     const sf_error* e = sf_last_error();
     return std::string(e->sqlstate) + " " + e->message + " / " + e->detail + " / " + e->hint;
 }
+
+// The coordinators a leased test runs against: those test/sdk_c.sh started
+// (SNOWFLAKE_TEST_ETCD, SNOWFLAKE_TEST_ZK).
+enum class Backend { Etcd, ZooKeeper };
+
+inline std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+}
+
+inline std::vector<Backend> started_backends() {
+    std::vector<Backend> b;
+    if (!env("SNOWFLAKE_TEST_ETCD").empty()) b.push_back(Backend::Etcd);
+    if (!env("SNOWFLAKE_TEST_ZK").empty()) b.push_back(Backend::ZooKeeper);
+    return b;
+}
+
+// Generous bounds for a condition (a lease taken), never a duration asserted.
+constexpr int32_t kReadyMs = 20000;
 
 }  // namespace sdk_test
