@@ -34,8 +34,10 @@ bool LeaseDriver::should_abort(void* self) noexcept {
 
 int64_t LeaseDriver::turn() noexcept {
     coordinator_->poll();
-    // A backup goes with the lease that holds it (a new grant, a lease gone).
+    // A backup goes with the lease that holds it (a new grant, a lease gone),
+    // and so does a key left to give back.
     if (backup_worker_ >= 0 && lease_.lease_id != backup_lease_) drop_backup();
+    if (stray_backup_ >= 0 && lease_.lease_id != stray_lease_) stray_backup_ = -1;
     int64_t now = host_.boot_ns();
     if (core::lease::tick(lease_, cfg_, now)) host_.publish(lease_);
     const core::LeaseStep step = core::lease::next_step(lease_, cfg_, now);
@@ -332,8 +334,12 @@ bool LeaseDriver::write_exact_mark(int32_t worker, int64_t exact_ms, int64_t rev
 // generator and the clock (taken only while a caller asks or a backup is in
 // use).
 void LeaseDriver::clock_failover() noexcept {
-    if (stray_backup_ >= 0) {
-        if (coordinator_->unclaim(stray_backup_, lease_.lease_id).ok()) stray_backup_ = -1;
+    // Only ever with the lease that claimed it, and never the id this
+    // node issues under (turn() forgets a stray key whose lease is gone).
+    if (stray_backup_ >= 0 && stray_lease_ == lease_.lease_id && stray_backup_ != lease_.worker) {
+        if (coordinator_->unclaim(stray_backup_, stray_lease_).ok()) stray_backup_ = -1;
+    } else if (stray_backup_ >= 0) {
+        stray_backup_ = -1;
     }
     const int64_t tolerance = host_.backup_wanted();
     if (tolerance < 0 && backup_worker_ < 0) return;
@@ -412,7 +418,7 @@ void LeaseDriver::take_backup(const core::ClockReading& reading, int32_t avoid) 
             snprintf(why, sizeof(why), !readable ? "the mark of worker id %d could not be read"
                                                  : "every free worker id tried has a mark ahead of the clock",
                      candidate);
-            if (!coordinator_->unclaim(candidate, lease_.lease_id).ok()) stray_backup_ = candidate;
+            if (!coordinator_->unclaim(candidate, lease_.lease_id).ok()) leave_stray(candidate);
             if (stray_backup_ >= 0) break;  // one key left to give back at a time
             continue;
         }
@@ -458,7 +464,7 @@ void LeaseDriver::end_backup(bool switching) noexcept {
     const int32_t backup = backup_worker_;
     const int64_t backup_last = host_.end_backup(lease_.worker, own_last_ms_);
     if (backup_last >= 0) (void)write_exact_mark(backup, backup_last, mark_revision_);
-    if (!coordinator_->unclaim(backup, lease_.lease_id).ok()) stray_backup_ = backup;
+    if (!coordinator_->unclaim(backup, lease_.lease_id).ok()) leave_stray(backup);
     mark_worker_ = lease_.worker;
     mark_revision_ = own_mark_revision_;
     unconfirmed_.swap(own_unconfirmed_);
@@ -478,16 +484,22 @@ void LeaseDriver::end_backup(bool switching) noexcept {
 // The lease that held the backup is gone (or a new tenure starts): nothing
 // of the backup's or the own id's mark state is ours to trust any more,
 // so the next hand-over reads the marks as a new holder would.
+// (A key left to give back is not the backup's: it stays to be deleted
+// while its lease lives, see turn().)
 void LeaseDriver::drop_backup() noexcept {
     if (backup_worker_ < 0) return;
     backup_worker_ = -1;
-    stray_backup_ = -1;
     mark_worker_ = -1;
     mark_revision_ = 0;
     own_mark_revision_ = 0;
     unconfirmed_.clear();
     own_unconfirmed_.clear();
     host_.backup_lost();
+}
+
+void LeaseDriver::leave_stray(int32_t worker) noexcept {
+    stray_backup_ = worker;
+    stray_lease_ = lease_.lease_id;
 }
 
 void LeaseDriver::revoke_dropped(int64_t lease_id) noexcept {

@@ -205,6 +205,7 @@ private:
     void take_backup(const core::ClockReading& r, int32_t avoid) noexcept;
     void end_backup(bool switching) noexcept;
     void drop_backup() noexcept;
+    void leave_stray(int32_t worker) noexcept;
     bool write_exact_mark(int32_t worker, int64_t exact_ms, int64_t revision) noexcept;
 
     LeaseHost& host_;
@@ -237,7 +238,12 @@ private:
     std::vector<int64_t> own_unconfirmed_;
     int64_t backup_since_ns_ = 0;     // boot clock: when the backup started (its hold)
     int64_t backup_retry_at_ns_ = 0;  // boot clock: no new attempt before this after one failed
-    int32_t stray_backup_ = -1;       // a backup given back whose key could not be deleted yet
+    // A backup given back whose key could not be deleted yet (-1: none), and
+    // the lease that claimed it: the key is that lease's, deleted with it
+    // when the lease goes; no other lease of this node may delete it (a
+    // later lease may have claimed the id anew, as its own).
+    int32_t stray_backup_ = -1;
+    int64_t stray_lease_ = 0;
     int64_t mark_retry_at_ns_ = 0;  // boot clock: no write before this after a failure
 };
 

@@ -86,11 +86,14 @@ etcd::Options options(const std::string& endpoint = etcd_url()) {
     return o;
 }
 
-core::LeaseConfig lease_config(int32_t static_worker, int64_t ttl_s) {
+// worker_max: the highest id the node leases (snowflake.lease_worker_ids
+// = 0-worker_max).
+core::LeaseConfig lease_config(int32_t static_worker, int64_t ttl_s, int32_t worker_max = core::kMaxWorker) {
     core::LeaseConfig cfg;
     cfg.ttl_ms = ttl_s * 1000;
     cfg.static_worker = static_worker;
     cfg.leasing = true;
+    cfg.worker_max = worker_max;
     return cfg;
 }
 
@@ -148,9 +151,9 @@ public:
     // endpoint: etcd's, or a proxy's in front of it (etcd only).
     Node(std::string prefix, std::string host, int32_t static_worker, int64_t ttl_s, int64_t skew_ms = 0,
          uint64_t system_identifier = random_system_identifier(), const std::string& endpoint = etcd_url(),
-         const std::string& instance = random_instance())
+         const std::string& instance = random_instance(), int32_t worker_max = core::kMaxWorker)
         : skew_ms_(skew_ms), rng_(std::random_device{}()),
-          driver_(*this, lease_config(static_worker, ttl_s), coordinator(endpoint, std::move(prefix)),
+          driver_(*this, lease_config(static_worker, ttl_s, worker_max), coordinator(endpoint, std::move(prefix)),
                   identity(std::move(host), system_identifier, instance), fleet()) {}
 
     // One turn of the driver, then its sleep (at most 50 ms, so that the
@@ -508,6 +511,83 @@ TEST_P(LeaseLoop, ASecondStepBackBehindTheBackupsIdsTakesAnotherBackup) {
     ids.push_back(id);
     std::sort(ids.begin(), ids.end());
     EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "an id was issued twice";
+    EXPECT_TRUE(a.shutdown());
+}
+
+// The nemesis suite's finding (CI of stop 36): a node gave its backup back
+// while cut off from etcd, so the key's delete was left to retry ("stray");
+// the cut outlived the lease, which took the key with it; back in touch,
+// the node's new lease claimed that very id as its own, and the retry then
+// deleted the node's own worker key with the new lease, while the node
+// went on issuing under it. A key left to give back belongs to the lease
+// that claimed it: with that lease gone there is nothing to give back.
+TEST_P(LeaseLoopEtcd, AKeyLeftToGiveBackIsForgottenWithItsLease) {
+    test::DelayProxy proxy(etcd_url());
+    ASSERT_TRUE(proxy.running());
+    // Worker ids 0 and 1 only: its own and the backup.
+    Node a(prefix_, "node-a", -1, 5, 0, random_system_identifier(), proxy.endpoint(), random_instance(), 1);
+    a.set_failover(true);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 3000)) << a.lease().last_error;
+    const int32_t own = a.lease().worker;
+    ASSERT_TRUE(a.run_until([&] { return a.issue() != 0; }, 3000)) << a.debug();
+    a.move_clock(-3600 * 1000);
+    int64_t id = 0;
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug() << " " << a.backup_error();
+    const int32_t backup = a.backup();
+    ASSERT_EQ(backup, 1 - own);
+    // Held its minimum time, then the clock is back, and etcd out of reach:
+    // the backup is given back, its key's delete fails.
+    const auto hold = Clock::now() + std::chrono::milliseconds(core::kMinBackupHoldMs);
+    while (Clock::now() < hold) {
+        (void)a.issue();
+        a.step();
+    }
+    proxy.cut(true);
+    a.move_clock(3600 * 1000 + 50);
+    const std::string back = "back on worker id " + std::to_string(own) + ": released backup worker id " +
+                             std::to_string(backup);
+    auto logged = [&](const std::string& text) {
+        for (const std::string& line : a.log_lines())
+            if (line.find(text) != std::string::npos) return true;
+        return false;
+    };
+    ASSERT_TRUE(a.run_until([&] { return logged(back); }, 3000)) << a.debug();
+    // The lease runs out (TTL 5 s) and etcd deletes both keys; another node
+    // takes the own id meanwhile.
+    Node b(prefix_, "node-b", own, 5);
+    ASSERT_TRUE(b.run_until(
+        [&] {
+            a.step();
+            return held(b);
+        },
+        15000))
+        << b.lease().last_error;
+    EXPECT_FALSE(held(a));
+    // In touch again: a's new lease claims the one id left, the former backup.
+    proxy.cut(false);
+    ASSERT_TRUE(a.run_until([&] { return held(a); }, 10000)) << a.lease().last_error;
+    ASSERT_EQ(a.lease().worker, backup);
+    // Turns go by, ids asked for: the key stays the new lease's, each turn
+    // (a node that deleted it would find out at its next mark write and
+    // start over with another lease: the lease must not change either).
+    const int64_t lease_id = a.lease().lease_id;
+    const size_t attempts = a.mark_attempts().size();
+    etcd::Client direct(options());
+    for (int i = 0; i < 30; i++) {
+        (void)a.issue();
+        a.step();
+        const etcd::GetResult key = direct.get(core::worker_key(prefix_, backup));
+        ASSERT_TRUE(key.status.ok()) << key.status.error;
+        ASSERT_TRUE(key.found) << "turn " << i << ": the node deleted its own worker key";
+        ASSERT_EQ(key.kv.lease, lease_id) << "turn " << i;
+    }
+    EXPECT_TRUE(held(a)) << a.debug();
+    EXPECT_EQ(a.lease().lease_id, lease_id);
+    for (size_t i = attempts; i < a.mark_attempts().size(); i++)
+        EXPECT_EQ(a.mark_attempts()[i].find("another lease"), std::string::npos) << a.mark_attempts()[i];
+    ASSERT_TRUE(a.run_until([&] { return (id = a.issue()) != 0; }, 3000)) << a.debug();
+    EXPECT_EQ(core::decompose(id).worker, backup);
+    EXPECT_TRUE(b.shutdown());
     EXPECT_TRUE(a.shutdown());
 }
 

@@ -5,7 +5,8 @@
 // it to etcd at once, so that etcd applies it, and holds etcd's answer back
 // until release() (or the proxy's end): the caller's own timeout runs out
 // first, and it sees a write that timed out but was applied. For tests of
-// the lease driver's handling of lost answers.
+// the lease driver's handling of lost answers. Cut (cut()), it answers
+// every request 502 without forwarding it: a partition from etcd.
 #pragma once
 
 #include "loopback.hpp"
@@ -93,6 +94,12 @@ public:
         std::lock_guard<std::mutex> g(mu_);
         return requests_;
     }
+    // Cut (a partition between the caller and etcd): every request is
+    // answered 502 at once, none reaches etcd, until cut(false).
+    void cut(bool on) {
+        std::lock_guard<std::mutex> g(mu_);
+        cut_ = on;
+    }
 
 private:
     static constexpr long kForwardTimeoutMs = 10000;
@@ -141,9 +148,11 @@ private:
         }
         const std::string path = url != nullptr ? url : "";
         bool hold = false;
+        bool cut = false;
         {
             std::lock_guard<std::mutex> g(self->mu_);
             self->requests_++;
+            cut = self->cut_;
             if (self->armed_ && std::strcmp(method, "POST") == 0 && path == self->hold_path_ &&
                 body->find(self->hold_contains_) != std::string::npos) {
                 self->armed_ = false;
@@ -157,7 +166,7 @@ private:
             }
         }
         std::string answer;
-        long status = self->forward(path, *body, &answer);
+        long status = cut ? 0 : self->forward(path, *body, &answer);
         if (hold) {
             std::unique_lock<std::mutex> g(self->mu_);
             self->held_answered_ = true;
@@ -169,7 +178,7 @@ private:
         }
         if (status == 0) {
             status = MHD_HTTP_BAD_GATEWAY;
-            answer = "{\"error\":\"proxy: no answer from etcd\"}";
+            answer = cut ? "{\"error\":\"proxy: cut from etcd\"}" : "{\"error\":\"proxy: no answer from etcd\"}";
         }
         struct MHD_Response* r =
             MHD_create_response_from_buffer(answer.size(), answer.data(), MHD_RESPMEM_MUST_COPY);
@@ -200,6 +209,7 @@ private:
     long held_status_ = 0;
     std::string held_answer_;
     int requests_ = 0;
+    bool cut_ = false;
 };
 
 }  // namespace snowflake::test
