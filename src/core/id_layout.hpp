@@ -1,0 +1,109 @@
+// Layouts beyond 41/10/12 (issue 31): an id's three fields (time, worker id,
+// sequence), their widths, their order from the top bit down, and the unit
+// of the time field, as a value, with the named profiles and the text form
+// of snowflake.layout.
+//
+//   text:   a profile name, or the fields from the most significant down,
+//           each "<field> <bits>", then optionally "unit <N>ms":
+//             "time 41, worker 10, sequence 12"            (twitter)
+//             "time 39, sequence 8, worker 16, unit 10ms"  (sonyflake)
+//           Fields are time, worker and sequence, each exactly once; the
+//           widths add up to at most 63 (bit 63 stays zero: ids are
+//           positive bigints); the unit is 1 to 1000 ms (default 1ms).
+//
+// Status: the core and its tests only. The id path, the mark, the WAL, the
+// fleet key, the SQL functions and the SDK still use layout.hpp's fixed
+// 41/10/12 layout (the profile `twitter`); nothing reads snowflake.layout
+// yet.
+#pragma once
+
+#include "pure.hpp"
+
+#include "layout.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace snowflake::core {
+
+enum class IdField : uint8_t { Time = 0, Worker = 1, Sequence = 2 };
+
+struct IdLayout {
+    int32_t time_bits = kTimestampBits;
+    int32_t worker_bits = kWorkerBits;
+    int32_t sequence_bits = kSequenceBits;
+    int32_t unit_ms = 1;  // the time field counts units of this many milliseconds
+    // The fields from the most significant down.
+    IdField order[3] = {IdField::Time, IdField::Worker, IdField::Sequence};
+};
+
+bool operator==(const IdLayout& a, const IdLayout& b) noexcept;
+inline bool operator!=(const IdLayout& a, const IdLayout& b) noexcept { return !(a == b); }
+
+// A named layout; foreign_epoch_unix_ms: the epoch of the system whose ids
+// it reads (Discord's, sonyflake's default, Instagram's), for decoding
+// their ids; -1 for our own profiles (the node's snowflake.epoch applies).
+struct LayoutProfile {
+    const char* name;
+    IdLayout layout;
+    int64_t foreign_epoch_unix_ms;
+    const char* note;  // what differs from the original, for the docs and hints
+};
+
+// twitter, js-safe, sonyflake, discord, instagram.
+const LayoutProfile* layout_profiles(size_t* count) noexcept;
+const LayoutProfile* find_layout_profile(const char* name) noexcept;  // nullptr: none of that name
+// The profile equal to layout, nullptr if none (a custom split).
+const LayoutProfile* profile_of(const IdLayout& layout) noexcept;
+
+// The layout's own limits: widths of at least one bit each, 63 bits in
+// all, each field once, a unit of 1 to 1000 ms. Writes why not (a sentence
+// for an error's detail) into why.
+bool layout_valid(const IdLayout& layout, char* why, size_t why_size) noexcept;
+
+// Parses the text form (above) or a profile name. On failure writes a
+// sentence into why.
+bool parse_layout(const char* text, IdLayout* out, char* why, size_t why_size) noexcept;
+// The canonical text form: "time 41, worker 10, sequence 12, unit 1ms".
+std::string layout_text(const IdLayout& layout) noexcept;
+
+int32_t field_shift(const IdLayout& layout, IdField field) noexcept;
+int64_t max_time(const IdLayout& layout) noexcept;      // the last unit of the lifetime
+int32_t max_worker_id(const IdLayout& layout) noexcept;
+int32_t max_sequence_of(const IdLayout& layout) noexcept;
+int32_t ids_per_unit(const IdLayout& layout) noexcept;
+// The top id bit the layout can set, plus one: ids stay below 2^id_bits.
+int32_t id_bits(const IdLayout& layout) noexcept;
+
+// Packs the fields; out-of-range bits are masked off, never carried into a
+// neighbour (the caller checks the ranges first).
+int64_t compose_in(const IdLayout& layout, int64_t time, int32_t worker, int32_t sequence) noexcept;
+// Unpacks a non-negative id: Fields::ms is the time field, in units.
+Fields decompose_in(const IdLayout& layout, int64_t id) noexcept;
+
+// Unix milliseconds of the start of the unit after the last one: the
+// lifetime's end for an epoch.
+int64_t lifetime_end_unix_ms(const IdLayout& layout, int64_t epoch_unix_ms) noexcept;
+
+enum class LayoutFit {
+    Ok,
+    WorkerTooLarge,  // the worker id needs more bits than the layout has
+    EpochAhead,      // the epoch is after now: the time field would be negative
+    LifetimeOver,    // now is past the last unit of the lifetime
+};
+// Whether a node with this worker id (-1: leased, checked per lease) and
+// epoch can issue ids in this layout now.
+LayoutFit layout_fits(const IdLayout& layout, int32_t worker, int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept;
+
+// Even low bits at low load (opt-in): the sequence of each new unit starts
+// at an offset in [0, spread) drawn from random (the caller's source), so
+// that at low rates the low bits of the ids are even, and ids stay
+// strictly increasing within a unit. spread is a power of two, at most a
+// quarter of the unit's sequences; a unit then holds ids_per_unit - offset
+// ids (on average (spread - 1) / 2 fewer). A layout whose lowest field is
+// not the sequence gets no spread (1).
+int32_t spread_for(const IdLayout& layout, int32_t wanted) noexcept;  // wanted rounded down, capped
+int32_t first_sequence(int32_t spread, uint32_t random) noexcept;
+
+}  // namespace snowflake::core
