@@ -21,9 +21,9 @@
 #               a time (bench/lib/sql_latency.sh, as bench/http_ceiling.sh),
 #               in four phases alternating within each of SQL_ROUNDS rounds:
 #               alone; pull: one Node.js buffer client pulling from node 1's
-#               endpoint as fast as it can (the ceiling stops it: 429 and
-#               Retry-After); other node: the same client pulling from node
-#               2 (the same CPU load on this machine, no HTTP at node 1);
+#               endpoint as fast as it can (if it outruns the ceiling: a 429,
+#               and it waits out Retry-After); other node: the same client pulling from node
+#               2 (the same kind of CPU load on this machine, no HTTP at node 1);
 #               burn: CPU burners (bench/buffer/burn.py) using as much CPU as
 #               the pull phase's client and HTTP worker did, no HTTP at all.
 #               Goal (issue 32): p99 <= 1.5x idle, with the endpoint on a
@@ -201,7 +201,7 @@ done
 # =============================================================================
 sql_latency_script "$W/calls.sql" "$SQL_CALLS"
 STOP=$W/stop
-printf 'round\tphase\tstatements\tp50_ms\tp99_ms\tmean_ms\toverflow_waits\tids_node1\tids_node2\tseconds\tload_cores\tload_pids\tclient_ids_per_s\n' \
+printf 'round\tphase\tstatements\tp50_ms\tp99_ms\tmean_ms\toverflow_waits\tids_node1\tids_node2\tseconds\tload_cores\tload_pids\tclient_ids_per_s\tclient_429\n' \
     >"$W/sql.tsv"
 for r in $(seq 1 "$SQL_ROUNDS"); do
     for phase in "${SQL_PHASES[@]}"; do
@@ -246,13 +246,14 @@ for r in $(seq 1 "$SQL_ROUNDS"); do
         BG_PIDS=()
         cores=$(awk -v c=$((c1 - c0)) -v t="$TICK" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", c / t / (b - a) }')
         [ "$phase" != pull ] || PULL_CORES=$cores
-        client_rate=-
+        client_rate=- client_429=-
         if [ -f "$W/sql_client_${r}_$phase.out" ]; then
             client_rate=$(awk -F'\t' '$1 == "ids_per_s" { print $2 }' "$W/sql_client_${r}_$phase.out")
+            client_429=$(awk -F'\t' '$1 == "last_error" { print ($2 ~ /429/ ? "yes" : "no") }' "$W/sql_client_${r}_$phase.out")
         fi
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$phase" "$(sql_latency_summary "$W/sql_${r}_$phase.out")" \
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$phase" "$(sql_latency_summary "$W/sql_${r}_$phase.out")" \
             $((ow1 - ow0)) $((ids1b - ids1a)) $((ids2b - ids2a)) \
-            "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$cores" "${#load_pids[@]}" "$client_rate" \
+            "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$cores" "${#load_pids[@]}" "$client_rate" "$client_429" \
             >>"$W/sql.tsv"
     done
 done
