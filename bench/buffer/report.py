@@ -90,7 +90,7 @@ def pull_section(out, meta):
          "`snowflake.http_max_ids_per_second` at its default, %s ids/s (three nodes: %s); a buffer that gets a 429 waits "
          "out its Retry-After (whole seconds, at least 1) before it asks that URL again, and behind HAProxy the buffer "
          "sees one URL. All of it shares %d cores: the clients, HAProxy, three HTTP workers, pgbench and its backends." % (
-             meta["PULL_S"], meta["SQL_CLIENTS"], commas(meta["SQL_BATCH"]), meta["PULL_ROUNDS"], commas(ceiling),
+             meta["PULL_S"], meta["SQL_CLIENTS"], meta["SQL_BATCH"], meta["PULL_ROUNDS"], commas(ceiling),
              commas(3 * ceiling), os.cpu_count()), "",
          "| round | " + " | ".join(PULL_CLIENTS) + " | four buffers, ids/s | % of three nodes' ceilings | SQL batches, ids/s (% of one node's cap) | buffers / SQL | 429 seen by |",
          "|--:|" + "--:|" * len(PULL_CLIENTS) + "--:|--:|--:|--:|---|"]
