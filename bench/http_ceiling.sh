@@ -13,9 +13,8 @@
 # Also counted per phase: snowflake_stats.overflow_waits and ids_issued
 # over the SQL run, the HTTP requests answered 200 and 429 (wrk runs from
 # half a second before the SQL run until it ends).
-# Latency comes from psql, not from pgbench's log: on this machine pgbench's
-# per-transaction log gave 0 us for more than half of these ~0.05 ms
-# transactions (its average was right), so its percentiles say nothing here.
+# Latency comes from psql, not from pgbench's log (bench/lib/sql_latency.sh
+# says why).
 #
 # Usage: bench/http_ceiling.sh OUTDIR   (writes OUTDIR/data/http_ceiling.tsv
 #        and OUTDIR/http_ceiling.md; QUICK=1 for a short run). Called by
@@ -25,6 +24,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/test/lib/pg.sh"
 . "$ROOT/bench/lib/http_node.sh"
+. "$ROOT/bench/lib/sql_latency.sh"
 OUT=${1:?usage: bench/http_ceiling.sh OUTDIR}
 if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then
     CALLS=5000; ROUNDS=1
@@ -73,11 +73,7 @@ done = function(summary, latency, requests)
         e.status, e.connect + e.read + e.write + e.timeout))
 end
 LUA
-{
-    echo '\timing on'
-    echo '\o /dev/null'
-    for _ in $(seq 1 "$CALLS"); do echo 'SELECT snowflake_nextval();'; done
-} >"$W/calls.sql"
+sql_latency_script "$W/calls.sql" "$CALLS"
 chmod 644 "$W/report.lua"
 
 stats() { val "SELECT overflow_waits || ' ' || ids_issued FROM snowflake_stats"; }
@@ -116,15 +112,10 @@ for r in $(seq 1 "$ROUNDS"); do
             read -r _ req hsec non2xx sockerr <<<"$(grep '^@wrk' "$W/wrk_${r}_$phase.out" || echo "@wrk - - - -")"
             [ "$hsec" = - ] || hsec=$(awk -v us="$hsec" 'BEGIN { printf "%.3f", us / 1e6 }')
         fi
-        # psql's "Time: 0.123 ms" per statement.
-        awk '/^Time:/ { print $2 }' "$W/sql_${r}_$phase.out" | sort -n | awk -v r="$r" -v ph="$phase" -v s="$shown" \
-            -v ow=$((ow1 - ow0)) -v ids=$((ids1 - ids0)) -v t0="$t0" -v t1="$t1" \
-            -v req="$req" -v hs="$hsec" -v n2="$non2xx" -v se="$sockerr" '
-            { v[NR] = $1; sum += $1 }
-            END {
-                i50 = int(0.50 * NR + 0.999999); i99 = int(0.99 * NR + 0.999999)
-                printf "%d\t%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.3f\t%s\t%s\t%s\t%s\n", r, ph, s, NR,
-                    v[i50], v[i99], sum / NR, ow, ids, t1 - t0, req, hs, n2, se }' >>"$W/ceiling.tsv"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$phase" "$shown" \
+            "$(sql_latency_summary "$W/sql_${r}_$phase.out")" $((ow1 - ow0)) $((ids1 - ids0)) \
+            "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$req" "$hsec" "$non2xx" "$sockerr" \
+            >>"$W/ceiling.tsv"
     done
 done
 cp "$W/ceiling.tsv" "$OUT/data/http_ceiling.tsv"

@@ -4,7 +4,8 @@
 # read as a ratio to a baseline of the same run. Method: docs/benchmarks.md.
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
-#                       8 minutes on 2 cores, and suite 10 about 3 more.
+#                       8 minutes on 2 cores, suite 10 about 3 more and
+#                       suite 11 about 3 more.
 #                       Writes bench/results/latest.md, bench/results/*.png,
 #                       bench/results/data/*.tsv and the generated results
 #                       section of docs/benchmarks.md.
@@ -21,14 +22,17 @@
 # against ids over SQL (bench/http.sh, wrk and pgbench), 9 SQL latency beside
 # an HTTP client at the HTTP ids ceiling and without it (bench/http_ceiling.sh),
 # 10 the embedded generator (libsnowflake_ids and its Node.js and Python
-# bindings) beside npm's snowflake packages and a pure-Python one (bench/sdk.sh).
+# bindings) beside npm's snowflake packages and a pure-Python one (bench/sdk.sh),
+# 11 the ID buffer: a buffered call's latency in Node.js and Python, four
+# buffer clients through HAProxy before three nodes beside SQL batches, and
+# SQL latency beside a buffer client against controls (bench/buffer.sh).
 # The report (tables, plots, the docs section) is bench/lib/report.py.
 #
 # Needs the extension installed, psql, pgbench, gnuplot, awk and /usr/bin/python3
 # (standard library only); g++ and Google Benchmark for suite 5, etcd (and
 # ZooKeeper, measured when installed) for suite 7, wrk and curl for suites 8 and 9,
 # cc, node and npm (the registry, for three npm packages installed in a
-# temporary directory) for suite 10.
+# temporary directory) for suite 10, haproxy, curl and node for suite 11.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -563,6 +567,16 @@ if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/sdk.sh" "$OUT" >"$
 fi
 
 # =============================================================================
+# Suite 11: the ID buffer (three nodes of its own and HAProxy).
+# =============================================================================
+step "suite 11 buffer: the ID buffer's call latency, four buffers through HAProxy beside SQL batches, SQL latency beside a buffer (bench/buffer.sh)"
+BUFFER_STATUS=""
+if ! QUICK=$([ "$MODE" = quick ] && echo 1 || echo 0) "$BENCH/buffer.sh" "$OUT" >"$W/buffer.out" 2>&1; then
+    BUFFER_STATUS="bench/buffer.sh failed: $(tail -3 "$W/buffer.out" | tr '\n' ' ')"
+    step "suite 11 buffer: failed"
+fi
+
+# =============================================================================
 # Report.
 # =============================================================================
 step "report: tables, plots"
@@ -574,7 +588,8 @@ export LC_ALL=C
              SHARED_BUFFERS SHARED_BUFFERS_BYTES CALL_N CALL_N_SLOW CALL_ROUNDS V7_FRESH_LEAD \
              CONC_IDS CONC_SECONDS CONC_AHEAD INS_BATCH INS_CLIENTS INS_ROWS INS_CHUNKS INS_CHUNK_ROWS \
              INS_AHEAD_SF INS_AHEAD_V7 SCAN_RUNS CREATED_AT_INDEX_S CREATED_AT_INDEX_BYTES SF_PK_BYTES \
-             CORE_MIN_TIME CORE_STATUS SPORADIC_STATUS LEASE_STATUS HTTP_STATUS CEILING_STATUS SDK_STATUS; do
+             CORE_MIN_TIME CORE_STATUS SPORADIC_STATUS LEASE_STATUS HTTP_STATUS CEILING_STATUS SDK_STATUS \
+             BUFFER_STATUS; do
         printf '%s\t%s\n' "$v" "${!v}"
     done
     printf 'CALL_KEYS\t%s\nCONC_KEYS\t%s\nCONC_CLIENTS\t%s\nINS_KEYS\t%s\n' \

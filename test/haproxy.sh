@@ -38,6 +38,7 @@ cd "$(dirname "$0")/.."
 . test/lib/suite.sh
 . test/lib/time.sh
 . test/http/lib.sh
+. test/lib/haproxy.sh
 
 suite_begin haproxy
 SHIM_DIR=$SUITE_DIR
@@ -69,30 +70,10 @@ for n in 1 2 3; do
     pg_psql "$dir" -qc "CREATE EXTENSION snowflake" || tap_abort "node $n: CREATE EXTENSION"
 done
 
-# haproxy_start: HAProxy with the shipped configuration on a free port (three
-# attempts with other ports), in the foreground of a background job.
-LB_SOCK=$SUITE_DIR/haproxy.sock
-haproxy_start() {
-    local attempt i
-    for attempt in 1 2 3; do
-        LB_PORT=$(free_tcp_port)
-        SNOWFLAKE_LB_BIND=127.0.0.1:$LB_PORT SNOWFLAKE_LB_STATS=$LB_SOCK \
-            SNOWFLAKE_NODE1=127.0.0.1:$(cat "${NODES[0]}/http_port") \
-            SNOWFLAKE_NODE2=127.0.0.1:$(cat "${NODES[1]}/http_port") \
-            SNOWFLAKE_NODE3=127.0.0.1:$(cat "${NODES[2]}/http_port") \
-            haproxy -db -f "$CFG" >"$SUITE_DIR/haproxy.log" 2>&1 &
-        HAPROXY_PID=$!
-        for i in $(seq 100); do
-            if [ -S "$LB_SOCK" ] && curl -s -o /dev/null -m 1 "http://127.0.0.1:$LB_PORT/livez"; then return 0; fi
-            kill -0 "$HAPROXY_PID" 2>/dev/null || break
-            sleep 0.05
-        done
-        kill "$HAPROXY_PID" 2>/dev/null; wait "$HAPROXY_PID" 2>/dev/null
-        HAPROXY_PID=
-    done
-    return 1
-}
-haproxy_start || tap_abort "haproxy started with docs/haproxy/haproxy.cfg (see $SUITE_DIR/haproxy.log)"
+# HAProxy with the shipped configuration (test/lib/haproxy.sh); sets LB_PORT,
+# LB_SOCK ($SUITE_DIR/haproxy.sock) and HAPROXY_PID.
+haproxy_start "$CFG" "$SUITE_DIR" "$(cat "${NODES[0]}/http_port")" "$(cat "${NODES[1]}/http_port")" \
+    "$(cat "${NODES[2]}/http_port")" || tap_abort "haproxy started with docs/haproxy/haproxy.cfg (see $SUITE_DIR/haproxy.log)"
 LB=http://127.0.0.1:$LB_PORT
 
 # lb_status SERVER: its status in HAProxy's stats socket.

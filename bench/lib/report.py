@@ -804,6 +804,10 @@ queries, so a table keyed by snowflake ids can leave it out (and the 8-byte colu
 ## 10. The embedded generator
 
 {section(out, "sdk", meta["SDK_STATUS"])}
+
+## 11. The ID buffer
+
+{section(out, "buffer", meta["BUFFER_STATUS"])}
 """
     with open(os.path.join(out, "latest.md"), "w", encoding="utf-8") as f:
         f.write(latest)
