@@ -15,7 +15,7 @@ http_batch_ok() {
 
 case_21() {
     echo "# case 21: snowflake.http_worker_id: HTTP ids under a worker id of their own"
-    local C k i u urls=() pgb last first
+    local C pgb last first
     C=$(pg_tmpdir)
     # The tolerance waits out the clock set back at the restart below; no
     # ceiling on HTTP ids (429s would be errors here).
@@ -35,23 +35,12 @@ case_21() {
     as_pg "$PGBIN/pgbench" -n -h "$C" -p "$PG_PORT" -U postgres -c 2 -j 2 -T 4 -f "$SHIM_DIR/ins21.sql" postgres \
         >"$SHIM_DIR/pgbench21.out" 2>&1 &
     pgb=$!
-    u=$(url "$C" '/v1/ids/batch?count=1000')
-    for i in $(seq 1 40); do urls+=("$u"); done
-    for k in 1 2 3; do
-        curl -s -m 60 "${urls[@]}" >"$SHIM_DIR/curl21_$k.out" &
-        BG_PIDS+=($!)
-    done
+    curl_batches "$C" http21 40 1000
     wait "${BG_PIDS[@]}"
     BG_PIDS=()
     wait "$pgb"
     is "21: pgbench ran without error" "$?" 0
-    for k in 1 2 3; do
-        jq -r '.ids[]' "$SHIM_DIR/curl21_$k.out" >"$SHIM_DIR/http21_$k.ids"
-        is "21: curl $k: 40 batches of 1000" "$(wc -l <"$SHIM_DIR/http21_$k.ids")" 40000
-        check "21: curl $k: ids strictly increasing" increasing "$SHIM_DIR/http21_$k.ids"
-    done
-    cat "$SHIM_DIR"/http21_[123].ids | sed 's/$/\thttp/' >"$SHIM_DIR/http21.tsv"
-    chmod 644 "$SHIM_DIR/http21.tsv"
+    batch_ids 21 http21 40 1000
     is "21: the HTTP ids go into the table of the SQL ids: no conflict" \
         "$(pg_psql "$C" -c "\\copy mixed FROM '$SHIM_DIR/http21.tsv'" 2>&1)" ""
     is "21: ... every id there, none twice" \
