@@ -64,7 +64,7 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
             src/core/endpoints.cpp src/core/clock_health.cpp src/core/http_api.cpp src/core/http_request.cpp \
             src/core/http_limits.cpp src/core/prometheus.cpp src/core/promotion.cpp src/core/time.cpp \
             src/core/text.cpp src/core/backup.cpp src/core/position.cpp src/core/wal_record.cpp \
-            src/core/text_id.cpp src/core/id_layout.cpp
+            src/core/text_id.cpp src/core/id_layout.cpp src/core/http_worker_id.cpp
 #   the glue (the extension only)
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \

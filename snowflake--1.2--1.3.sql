@@ -6,6 +6,56 @@
 
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.3'" to load this file. \quit
 
+-- snowflake_stats() gains the worker id the HTTP endpoint issues its ids
+-- under (snowflake.http_worker_id; NULL while off): the view is made again
+-- over it.
+DROP VIEW snowflake_stats;
+DROP FUNCTION snowflake_stats();
+
+CREATE FUNCTION snowflake_stats(
+    OUT worker_id integer,
+    OUT epoch timestamptz,
+    OUT ids_issued bigint,
+    OUT last_timestamp timestamptz,
+    OUT overflow_waits bigint,
+    OUT clock_backwards_events bigint,
+    OUT clock_backwards_max_ms bigint,
+    OUT clock_backwards_errors bigint,
+    OUT since timestamptz,
+    OUT high_water_mark timestamptz,
+    OUT reservations bigint,
+    OUT reservation_waits bigint,
+    OUT startup_waits bigint,
+    OUT reservation_window_ms bigint,
+    OUT last_mark_write_ms bigint,
+    OUT lease_state text,
+    OUT lease_id bigint,
+    OUT lease_deadline timestamptz,
+    OUT lease_renewals bigint,
+    OUT lease_failures bigint,
+    OUT lease_last_error text,
+    OUT clock_synchronized boolean,
+    OUT clock_max_error_ms double precision,
+    OUT clock_est_error_ms double precision,
+    OUT clock_health_refusals bigint,
+    OUT coordinator text,
+    OUT lease_session text,
+    OUT lease_granted_ttl_ms bigint,
+    OUT backup_worker_id integer,
+    OUT backup_until timestamptz,
+    OUT clock_failovers bigint,
+    OUT http_worker_id integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_stats() IS
+'counters of this node''s id generator since the server started or the last snowflake_stats_reset()';
+
+CREATE VIEW snowflake_stats AS SELECT * FROM snowflake_stats();
+COMMENT ON VIEW snowflake_stats IS
+'counters of this node''s id generator, one row';
+GRANT SELECT ON snowflake_stats TO PUBLIC;
+
 -- Text ids for URLs and APIs (1.3) -----------------------------------------------
 -- Fixed width, so that text order (COLLATE "C") is id order. A format is
 -- always named: nothing guesses it from the text.

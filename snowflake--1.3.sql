@@ -122,7 +122,8 @@ CREATE FUNCTION snowflake_stats(
     OUT lease_granted_ttl_ms bigint,
     OUT backup_worker_id integer,
     OUT backup_until timestamptz,
-    OUT clock_failovers bigint)
+    OUT clock_failovers bigint,
+    OUT http_worker_id integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

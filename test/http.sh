@@ -53,6 +53,11 @@
 #  20  text formats: /v1/ids/batch?format=base32 and base62 (SQL decodes the
 #      ids), /v1/ids/{id}?format=... the same answer as the decimal id, never
 #      guessed; bad format names (22023) and bad text ids (22P02): 400
+#  21  snowflake.http_worker_id: HTTP ids under it, SQL ids under
+#      snowflake.worker_id, none twice under load from both; after kill -9
+#      and a restart with the clock behind, HTTP ids above every earlier one
+#  22  snowflake.http_worker_id misconfigured (snowflake.worker_id's id, out
+#      of range, no worker id, leased ids): FATAL at start with a hint
 #
 # The cases live in test/http/, in files by theme, each a set of case_N
 # functions:
@@ -62,6 +67,7 @@
 #   load.sh       3, 5, 10, 14, 18  load, hostile and slow clients, limits
 #   health.sh     6-9, 11-13, 19    clock, standby, no worker id, shutdown,
 #                                   a lost mark
+#   worker_id.sh  21, 22            HTTP ids under snowflake.http_worker_id
 # This file sets the suite up, sources them all and runs the cases in order
 # of their numbers (instance A, in test/http/lib.sh, is shared by the cases
 # of every file). Helpers shared by the cases are in test/http/lib.sh.
@@ -89,7 +95,7 @@ require_tools curl wrk jq
 ft_build_shim "$SHIM_DIR" || echo "# could not compile select_shim.c: workers keep the real clock"
 timex_build_shim "$SHIM_DIR"
 
-for http_file in endpoints auth load health; do
+for http_file in endpoints auth load health worker_id; do
     # shellcheck source=/dev/null
     . "$HTTP_DIR/$http_file.sh"
 done

@@ -1,8 +1,10 @@
 // The position protocol: the one word every caller of a generator swaps to
 // issue ids, and every transition of its tenure (a fence, a new tenure, a
 // lifted fence, a raised floor) moves. One copy, used by the extension's
-// shared memory (src/pg/shmem.cpp, src/pg/id_path.cpp) and checked
-// exhaustively by test/unit/position_check_test.cpp.
+// shared memory (src/pg/shmem.cpp, src/pg/id_path.cpp; once per generator:
+// SQL's word, and the HTTP endpoint's with snowflake.http_worker_id, each
+// word run by this protocol on its own) and checked exhaustively by
+// test/unit/position_check_test.cpp.
 //
 // The word packs the last issued millisecond and sequence and the worker id
 // those ids are composed with:

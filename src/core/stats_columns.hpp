@@ -132,11 +132,13 @@ inline constexpr StatsColumn kStatsColumns[] = {
     {"lease_state", SqlType::Text, "snowflake_lease_info", MetricKind::LeaseInfo,
      "Always 1; the labels name the lease state (static, acquiring, held, expired or standby) and the lease "
      "id in decimal (the etcd lease or the ZooKeeper session; empty for none).",
-     [](const StatsSnapshot& s) noexcept { return StatValue{true, 0, 0, lease::state_name(s.lease_state)}; }},
+     [](const StatsSnapshot& s) noexcept {
+         return StatValue{true, 0, 0, lease::state_name(s.lease_state)};
+     }},
     {"lease_id", SqlType::Int8, nullptr, MetricKind::None, nullptr,
      [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.lease_id, s.lease_id != 0); }},
-    {"lease_deadline", SqlType::TimestampTz, "snowflake_lease_deadline_timestamp_seconds",
-     MetricKind::UnixSeconds, "Ids are refused after this time unless a keepalive is confirmed, Unix time.",
+    {"lease_deadline", SqlType::TimestampTz, "snowflake_lease_deadline_timestamp_seconds", MetricKind::UnixSeconds,
+     "Ids are refused after this time unless a keepalive is confirmed, Unix time.",
      [](const StatsSnapshot& s) noexcept {
          return stats_value::integer(s.lease_deadline_unix_us, s.lease_deadline_unix_us >= 0);
      }},
@@ -155,7 +157,9 @@ inline constexpr StatsColumn kStatsColumns[] = {
      }},
     {"clock_synchronized", SqlType::Bool, "snowflake_clock_synchronized", MetricKind::GaugeBool,
      "1 when the kernel reports the clock synchronised, 0 when not.",
-     [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.clock_synchronized ? 1 : 0, s.clock_known); }},
+     [](const StatsSnapshot& s) noexcept {
+         return stats_value::integer(s.clock_synchronized ? 1 : 0, s.clock_known);
+     }},
     {"clock_max_error_ms", SqlType::Float8, "snowflake_clock_max_error_seconds", MetricKind::Seconds,
      "Maximum clock error the kernel reports.",
      [](const StatsSnapshot& s) noexcept { return stats_value::clock_error(s.clock_max_error_us); }},
@@ -169,9 +173,13 @@ inline constexpr StatsColumn kStatsColumns[] = {
     {"coordinator", SqlType::Text, "snowflake_coordinator_info", MetricKind::CoordinatorInfo,
      "Always 1; the labels name the coordinator worker ids are leased from (etcd, zookeeper or none) and the "
      "lease or session id as that coordinator prints it (empty for none).",
-     [](const StatsSnapshot& s) noexcept { return StatValue{true, 0, 0, s.coordinator}; }},
+     [](const StatsSnapshot& s) noexcept {
+         return StatValue{true, 0, 0, s.coordinator};
+     }},
     {"lease_session", SqlType::Text, nullptr, MetricKind::None, nullptr,
-     [](const StatsSnapshot& s) noexcept { return StatValue{s.lease_session[0] != '\0', 0, 0, s.lease_session}; }},
+     [](const StatsSnapshot& s) noexcept {
+         return StatValue{s.lease_session[0] != '\0', 0, 0, s.lease_session};
+     }},
     {"lease_granted_ttl_ms", SqlType::Int8, "snowflake_lease_granted_ttl_seconds", MetricKind::Seconds,
      "Lease TTL (ZooKeeper: session timeout) the coordinator granted.",
      [](const StatsSnapshot& s) noexcept {
@@ -180,7 +188,9 @@ inline constexpr StatsColumn kStatsColumns[] = {
     // 1.2: clock failover to a backup worker id (snowflake.clock_backwards).
     {"backup_worker_id", SqlType::Int4, "snowflake_backup_worker_id", MetricKind::Gauge,
      "Backup worker id ids are issued under while the clock is behind this node's last id, -1 while none.",
-     [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.backup_worker_id, s.backup_worker_id >= 0); }},
+     [](const StatsSnapshot& s) noexcept {
+         return stats_value::integer(s.backup_worker_id, s.backup_worker_id >= 0);
+     }},
     {"backup_until", SqlType::TimestampTz, "snowflake_backup_until_seconds", MetricKind::UnixSeconds,
      "Time of the last id under this node's own worker id, Unix time: it goes back to it when the clock "
      "passes this.",
@@ -188,11 +198,21 @@ inline constexpr StatsColumn kStatsColumns[] = {
     {"clock_failovers", SqlType::Int8, "snowflake_clock_failovers_total", MetricKind::Counter,
      "Times the clock stepped back and ids went on under a backup worker id, since the server started.",
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.clock_failovers); }},
+    // 1.3: HTTP ids under a worker id of their own (snowflake.http_worker_id).
+    {"http_worker_id", SqlType::Int4, "snowflake_http_worker_id", MetricKind::Gauge,
+     "Worker id the HTTP endpoint issues its ids under (snowflake.http_worker_id), -1 while they are issued "
+     "under worker_id.",
+     [](const StatsSnapshot& s) noexcept {
+         return stats_value::integer(s.http_worker_id, s.http_worker_id >= 0);
+     }},
 };
 constexpr int kStatsColumnCount = static_cast<int>(sizeof(kStatsColumns) / sizeof(kStatsColumns[0]));
-// snowflake_stats as extension 1.1 declared it: the first 25 columns. A
-// database not yet updated to 1.2 gets these from the new library.
+// snowflake_stats as extension 1.1 declared it: the first 25 columns, and
+// as 1.2 did: the first 31. A database not yet updated gets these from the
+// new library.
 constexpr int kStatsColumnCount_1_1 = 25;
-static_assert(kStatsColumnCount_1_1 < kStatsColumnCount, "1.2 added columns after 1.1's");
+constexpr int kStatsColumnCount_1_2 = 31;
+static_assert(kStatsColumnCount_1_1 < kStatsColumnCount_1_2, "1.2 added columns after 1.1's");
+static_assert(kStatsColumnCount_1_2 < kStatsColumnCount, "1.3 added columns after 1.2's");
 
 }  // namespace snowflake::core

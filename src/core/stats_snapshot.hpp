@@ -72,6 +72,7 @@ struct StatsSnapshot {
     int32_t backup_worker_id = -1;        // backup_worker_id: clock failover's backup id (-1: NULL)
     int64_t backup_until_ms = -1;         // backup_until: the own id's last millisecond (-1: NULL)
     uint64_t clock_failovers = 0;         // clock_failovers: backups started since server start
+    int32_t http_worker_id = -1;          // http_worker_id: the HTTP endpoint's own worker id (-1: off, NULL)
     // Metrics only (no column): the server's start time, Unix microseconds
     // (0: unknown).
     int64_t server_start_unix_us = 0;

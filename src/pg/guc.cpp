@@ -21,6 +21,7 @@
 #include "../core/epoch.hpp"
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
+#include "../core/http_worker_id.hpp"
 #include "../core/lease.hpp"
 #include "../zk/hosts.hpp"
 #include "guc.hpp"
@@ -53,6 +54,7 @@ enum class Setting {
     HttpTokenFile,
     HttpAllowUnauthenticated,
     HttpMaxIdsPerSecond,
+    HttpWorkerId,
 };
 struct SettingName {
     Setting setting;
@@ -75,6 +77,7 @@ constexpr SettingName kSettings[] = {
     {Setting::HttpTokenFile, "snowflake.http_token_file", false},
     {Setting::HttpAllowUnauthenticated, "snowflake.http_allow_unauthenticated", false},
     {Setting::HttpMaxIdsPerSecond, "snowflake.http_max_ids_per_second", false},
+    {Setting::HttpWorkerId, "snowflake.http_worker_id", false},
 };
 constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
 
@@ -116,6 +119,7 @@ char* http_token = nullptr;
 char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
+int http_worker_id = snowflake::core::kHttpWorkerIdOff;
 
 namespace {
 bool setting_given(const char* value) {
@@ -306,6 +310,42 @@ bool check_clock_backwards_hook(int* newval, void**, GucSource) {
     return false;
 }
 
+// snowflake.http_worker_id: core::check_http_worker_id()'s rule, against
+// snowflake.worker_id and the coordinators' settings (defined before it).
+bool check_http_worker_id_hook(int* newval, void**, GucSource) {
+    using snowflake::core::HttpWorkerIdCheck;
+    switch (snowflake::core::check_http_worker_id(*newval, worker_id, leasing_configured())) {
+        case HttpWorkerIdCheck::Ok: return true;
+        case HttpWorkerIdCheck::OutOfRange:  // the GUC's bounds refuse it first
+            GUC_check_errdetail("%s is -1 (off) or a worker id from 0 to %d.", name(Setting::HttpWorkerId),
+                                snowflake::core::kMaxWorker);
+            GUC_check_errhint("Give the HTTP endpoint a worker id of its own, or -1.");
+            return false;
+        case HttpWorkerIdCheck::Leasing:
+            GUC_check_errdetail("%s needs a static worker id: with %s or %s set, worker ids are leased, and "
+                                "HTTP ids under a second leased worker id are not built.",
+                                name(Setting::HttpWorkerId), name(Setting::EtcdEndpoints),
+                                name(Setting::ZookeeperHosts));
+            GUC_check_errhint("Set %s to -1: the HTTP endpoint then issues its ids under the leased worker id.",
+                              name(Setting::HttpWorkerId));
+            return false;
+        case HttpWorkerIdCheck::NoWorkerId:
+            GUC_check_errdetail("%s needs %s: its ids are issued beside the node's own.",
+                                name(Setting::HttpWorkerId), name(Setting::WorkerId));
+            GUC_check_errhint("Set %s to this node's worker id, or set %s to -1.", name(Setting::WorkerId),
+                              name(Setting::HttpWorkerId));
+            return false;
+        case HttpWorkerIdCheck::SameAsWorkerId:
+            GUC_check_errdetail("%s is %s (%d): HTTP ids would share the SQL ids' sequence space.",
+                                name(Setting::HttpWorkerId), name(Setting::WorkerId), worker_id);
+            GUC_check_errhint("Give the HTTP endpoint a worker id of its own that no other node uses, or set "
+                              "%s to -1 to issue HTTP ids under %s.",
+                              name(Setting::HttpWorkerId), name(Setting::WorkerId));
+            return false;
+    }
+    return false;
+}
+
 }  // namespace
 
 // One coordinator: both settings given is a FATAL naming both (guc.hpp).
@@ -429,6 +469,17 @@ void define_settings() {
                             "(4,096 ids a millisecond), so that SQL callers keep the rest.",
                             &http_max_ids_per_second, kDefaultHttpMaxIdsPerSecond, 0, 4096000,
                             PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    // After the worker id's and the coordinators' settings: its check reads them.
+    DefineCustomIntVariable(name(Setting::HttpWorkerId),
+                            "Worker id of the HTTP endpoint's ids, beside the node's own.",
+                            text("-1 (the default): HTTP ids are issued under %s, from the same sequence "
+                                 "as SQL's. 0 to 1023: under this worker id, from a generator of their "
+                                 "own, so that HTTP batches never take SQL's ids of a millisecond; unique "
+                                 "among all nodes like %s. Needs a static %s (no %s or %s).",
+                                 name(Setting::WorkerId), name(Setting::WorkerId), name(Setting::WorkerId),
+                                 name(Setting::EtcdEndpoints), name(Setting::ZookeeperHosts)),
+                            &http_worker_id, snowflake::core::kHttpWorkerIdOff, -1, snowflake::core::kMaxWorker,
+                            PGC_POSTMASTER, 0, check_http_worker_id_hook, nullptr, nullptr);
     // clang-format on
     MarkGUCPrefixReserved("snowflake");
 

@@ -31,6 +31,7 @@ extern char* http_token;         // Bearer token(s) the HTTP endpoint requires, 
 extern char* http_token_file;    // a file with the token(s), "" for none
 extern bool http_allow_unauthenticated;  // no token beyond loopback is allowed
 extern int http_max_ids_per_second;      // 0: no ceiling
+extern int http_worker_id;               // the HTTP endpoint's own worker id, -1 (off): worker_id's
 constexpr int kDefaultHttpMaxIdsPerSecond = 2048000;  // half of 4,096 ids a millisecond
 // _PG_init, while preloading: defines every setting; a bad value given for
 // one before stops the server (FATAL).

@@ -19,51 +19,24 @@
 #include "lease_state.hpp"
 #include "mark_file.hpp"
 #include "shared_state.hpp"
+#include "shmem.hpp"
 #include "wal.hpp"
 
 namespace core = snowflake::core;
 
 namespace snowflake::pg {
 
-// The id path's checks, run on copies (health.hpp).
-bool generator_ready(char* code, char* reason, size_t len) {
-    // The id path's own checks; their error becomes the reason.
-    CaughtError e;
-    if (!call_catching_error(
-            [] {
-                require_generator();
-                check_replicated_mark(/*count=*/false);
-            },
-            &e)) {
-        snprintf(code, 6, "%s", e.code);
-        snprintf(reason, len, "%s", e.message[0] != '\0' ? e.message : "ids cannot be issued");
-        return false;
-    }
+namespace {
 
-    if (!lease_allows_ids()) {
-        char error[kErrorTextSize];
-        const char* doing = lease_trouble(error);
-        snprintf(code, 6, "%s", "SF003");
-        snprintf(reason, len, "no worker id lease is held: the lease worker %s%s%s", doing,
-                 error[0] != '\0' ? "; last error: " : "", error);
-        return false;
-    }
-    if (max_clock_error_ms > 0) {
-        const core::ClockVerdict v = core::judge_clock(read_clock_health(), max_clock_error_ms);
-        if (v.refuse) {
-            snprintf(code, 6, "%s", "SF004");
-            snprintf(reason, len, "%s", v.reason);
-            return false;
-        }
-    }
-
-    // The clock against the last id, the floor and the epoch: what the state
-    // machine would decide for one id now, on a copy (nothing is issued).
+// The clock against generator gen's last id, the floor and the epoch: what
+// the state machine would decide for one id now, on a copy (nothing is
+// issued).
+bool generator_state_ready(Generator gen, char* code, char* reason, size_t len) {
     const int64_t epoch_us = epoch_unix_us();
     uint64 cur = 0;
     int64_t now = 0;
     LWLockAcquire(shared->lock, LW_SHARED);
-    core::GeneratorState g = load_state(epoch_us, &cur, &now);
+    core::GeneratorState g = load_state(gen, epoch_us, &cur, &now);
     const WriteReport report = shared->report;
     char coord_error[kErrorTextSize];
     snprintf(coord_error, sizeof(coord_error), "%s", shared->lease.mark_error);
@@ -78,8 +51,9 @@ bool generator_ready(char* code, char* reason, size_t len) {
             // clock catches up; the next probe finds it on the backup.
             // On a backup already, the clock is behind its ids too: the
             // lease worker takes another (core::plan_backup).
-            const bool failover =
-                clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing;
+            // The HTTP generator takes no backup id (id_path.cpp).
+            const bool failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) &&
+                                  shared->lease.leasing && gen == Generator::Sql;
             if (failover) {
                 pg_atomic_write_u32(&shared->lease.backup_wanted, static_cast<uint32>(clock_tolerance_ms) + 1);
                 LWLockAcquire(shared->lock, LW_SHARED);
@@ -89,9 +63,10 @@ bool generator_ready(char* code, char* reason, size_t len) {
             }
             snprintf(code, 6, "%s", "SF001");
             snprintf(reason, len,
-                     "system clock is %lld ms behind the last id, beyond "
+                     "system clock is %lld ms behind the last %sid, beyond "
                      "snowflake.clock_tolerance_ms (%d)%s",
-                     static_cast<long long>(r.behind_ms), clock_tolerance_ms,
+                     static_cast<long long>(r.behind_ms), gen == Generator::Http ? "HTTP " : "",
+                     clock_tolerance_ms,
                      failover ? "; a backup worker id was asked for (snowflake.clock_backwards = failover)" : "");
             return false;
         }
@@ -125,6 +100,46 @@ bool generator_ready(char* code, char* reason, size_t len) {
         case core::Status::WaitFloor:
             return true;
     }
+    return true;
+}
+
+}  // namespace
+
+// The id path's checks, run on copies (health.hpp).
+bool generator_ready(char* code, char* reason, size_t len) {
+    // The id path's own checks; their error becomes the reason.
+    CaughtError e;
+    if (!call_catching_error(
+            [] {
+                require_generator();
+                check_replicated_mark(/*count=*/false);
+            },
+            &e)) {
+        snprintf(code, 6, "%s", e.code);
+        snprintf(reason, len, "%s", e.message[0] != '\0' ? e.message : "ids cannot be issued");
+        return false;
+    }
+
+    if (!lease_allows_ids()) {
+        char error[kErrorTextSize];
+        const char* doing = lease_trouble(error);
+        snprintf(code, 6, "%s", "SF003");
+        snprintf(reason, len, "no worker id lease is held: the lease worker %s%s%s", doing,
+                 error[0] != '\0' ? "; last error: " : "", error);
+        return false;
+    }
+    if (max_clock_error_ms > 0) {
+        const core::ClockVerdict v = core::judge_clock(read_clock_health(), max_clock_error_ms);
+        if (v.refuse) {
+            snprintf(code, 6, "%s", "SF004");
+            snprintf(reason, len, "%s", v.reason);
+            return false;
+        }
+    }
+
+    // Each generator in use (snowflake.http_worker_id: the HTTP one too).
+    for (const Generator gen : kGenerators)
+        if (generator_in_use(gen) && !generator_state_ready(gen, code, reason, len)) return false;
     return true;
 }
 

@@ -26,6 +26,7 @@
 #include "guc.hpp"
 #include "health.hpp"
 #include "id_path.hpp"
+#include "shmem.hpp"
 #include "stats.hpp"
 #include "uuidv7.hpp"
 
@@ -44,13 +45,15 @@ constexpr size_t kErrorCapacity = 10 * 1024;
 #define SNOWFLAKE_VERSION ""
 #endif
 
-// Fills ids[0..count-1] from the node's generator, a millisecond's worth
-// (at most 4,096) per call, waiting as wait allows. Raises the id path's
-// errors.
+// Fills ids[0..count-1] from the HTTP generator (snowflake.http_worker_id)
+// if it is in use, else from the node's one generator, SQL's, a
+// millisecond's worth (at most 4,096) per call, waiting as wait allows.
+// Raises the id path's errors.
 void fill_ids(int64_t* ids, int32_t count, const IdWait& wait) {
+    const Generator gen = generator_in_use(Generator::Http) ? Generator::Http : Generator::Sql;
     int32_t got = 0;
     while (got < count) {
-        const core::Next r = issue_ids(count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs, wait);
+        const core::Next r = issue_ids(gen, count - got < core::kIdsPerMs ? count - got : core::kIdsPerMs, wait);
         for (int32_t i = 0; i < r.count; i++) ids[got + i] = r.first_id + i;
         got += r.count;
     }

@@ -1,7 +1,9 @@
-// The id path: issues ids from the shared position word, by the lock-free
-// fast path or the core's state machine under the lock, and waits (next
-// millisecond, clock, floor, reservation) or refuses (clock, lease, clock
-// health, mark) on the way.
+// The id path: issues ids from a generator's shared position word (SQL's,
+// or the HTTP endpoint's own with snowflake.http_worker_id), by the
+// lock-free fast path or the core's state machine under the lock, and waits
+// (next millisecond, clock, floor, reservation) or refuses (clock, lease,
+// clock health, mark) on the way. Both generators take the same path, the
+// same waits and refusals; only the word differs.
 //
 // Every function here keeps only plain data in scope: an ereport() may jump
 // out of any of them at any point after the lock is released.
@@ -173,11 +175,12 @@ void report_clock(const core::Next& r, int64_t now_ms, const char* backup_note =
 }
 
 // One step of the state machine under the lock: the core's slow path
-// (core::slow_issue(), the protocol of core/position.hpp) over the shared
-// words, with the floor and the counters kept in shared memory.
-core::Next slow_step(const core::Config& config, int64_t epoch_us, int32_t max_count,
+// (core::slow_issue(), the protocol of core/position.hpp) over generator gen's
+// word, with the floor and the counters kept in shared memory (one floor and
+// one set of counters for both generators).
+core::Next slow_step(Generator gen, const core::Config& config, int64_t epoch_us, int32_t max_count,
                      int64_t* now_out) {
-    PositionWords words(epoch_us);
+    PositionWords words(gen, epoch_us);
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     core::GeneratorState g;
     g.floor_ms = shared->floor_ms;
@@ -327,9 +330,9 @@ const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]) {
     return nullptr;
 }
 
-// The generator's state, position before clock (id_path.hpp).
-core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
-    *cur = pg_atomic_read_u64(&shared->position);
+// A generator's state, position before clock (id_path.hpp).
+core::GeneratorState load_state(Generator gen, int64_t epoch_us, uint64* cur, int64_t* now) {
+    *cur = pg_atomic_read_u64(position_word(gen));
     pg_read_barrier();  // the position is read before the clock
     *now = now_ms(epoch_us);
     core::GeneratorState g;
@@ -343,18 +346,21 @@ core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now) {
 }
 
 // Issues up to max_count ids of one millisecond, waiting as the core asks.
-core::Next issue_ids(int32_t max_count, const IdWait& wait) {
+core::Next issue_ids(Generator gen, int32_t max_count, const IdWait& wait) {
     require_generator();
     check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
     if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
-    config.failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing;
+    // A backup worker id takes over the SQL generator's ids only: the HTTP
+    // one (static worker ids only) refuses a clock step (SF001).
+    config.failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing &&
+                      gen == Generator::Sql;
     const int64_t epoch_us = epoch_unix_us();
 
     if (max_count == 1) {
         // Lock-free fast path (core::fast_issue()); a few lost races fall
         // through to the lock.
-        PositionWords words(epoch_us);
+        PositionWords words(gen, epoch_us);
         for (int attempt = 0; attempt < 3; attempt++) {
             core::Next r;
             const core::Fast f = core::fast_issue(words, &r.first_id);
@@ -374,7 +380,7 @@ core::Next issue_ids(int32_t max_count, const IdWait& wait) {
     BackupWait backup;
     for (;;) {
         int64_t now = 0;
-        const core::Next r = slow_step(config, epoch_us, max_count, &now);
+        const core::Next r = slow_step(gen, config, epoch_us, max_count, &now);
         switch (r.status) {
             case core::Status::Issued:
                 count_ids(static_cast<uint64_t>(r.count));

@@ -26,12 +26,14 @@ struct IdWait {
 inline constexpr IdWait kBackendWait{};
 constexpr int64_t kRequestWaitLimitMs = 1000;
 
-// Issues up to max_count (1 to kIdsPerMs) ids of one millisecond:
-// r.first_id .. r.first_id + r.count - 1, waiting as needed in
-// interruptible slices, as wait allows. Raises an error (ereport) when ids
-// cannot be issued: callers outside a SQL function (a background worker)
-// call it through call_catching_error() (ereport_guard.hpp).
-snowflake::core::Next issue_ids(int32_t max_count, const IdWait& wait);
+// Issues up to max_count (1 to kIdsPerMs) ids of one millisecond from
+// generator gen's word (shared_state.hpp; Generator::Http only while
+// generator_in_use() says so): r.first_id .. r.first_id + r.count - 1,
+// waiting as needed in interruptible slices, as wait allows. Raises an
+// error (ereport) when ids cannot be issued: callers outside a SQL function
+// (a background worker) call it through call_catching_error()
+// (ereport_guard.hpp).
+snowflake::core::Next issue_ids(Generator gen, int32_t max_count, const IdWait& wait);
 
 // Raises an error unless this server may issue ids at all: preloaded, a
 // worker id (set or leased), not in recovery, a usable mark.
@@ -64,9 +66,9 @@ struct BackupWait {
 // over only if the clock is refused on its own, later reading (on a backup
 // already: behind the backup's ids too, and it takes another).
 const char* await_backup(BackupWait* w, char (&why)[kErrorTextSize]);
-// The generator's state from shared memory, the position read before the
+// Generator gen's state from shared memory, the position read before the
 // clock (the protocol in shared_state.hpp); *cur is the position read, *now
 // the clock. The caller holds the lock.
-snowflake::core::GeneratorState load_state(int64_t epoch_us, uint64* cur, int64_t* now);
+snowflake::core::GeneratorState load_state(Generator gen, int64_t epoch_us, uint64* cur, int64_t* now);
 
 }  // namespace snowflake::pg

@@ -112,8 +112,7 @@ void apply_handover(int32_t worker, const core::Handover& h) {
     // in force, brings the reservation down to the start (nothing of the id
     // past it is reserved by this node yet: the first id asks for a
     // reservation in the coordinator) and moves the word.
-    const core::TenureFloor t = core::tenure_floor(h, core::packed_ms(pg_atomic_read_u64(&shared->position)),
-                                                   shared->lease.own_high_ms);
+    const core::TenureFloor t = core::tenure_floor(h, issued_ms(), shared->lease.own_high_ms);
     (void)start_tenure_locked(worker, t.floor_ms, t.grace_ms,
                               t.at_handover && h.from_coordinator ? kFloorHandover : kFloorMarkFile);
     pg_atomic_write_u32(&shared->lease.worker_plus1, static_cast<uint32>(worker + 1));
@@ -188,8 +187,7 @@ public:
         LWLockAcquire(shared->lock, LW_SHARED);
         // Still at the floor it started from (nothing issued above it), with
         // a grace: the floor is a reservation of the previous run (a crash).
-        const core::Mark m = core::position_mark(core::packed_ms(pg_atomic_read_u64(&shared->position)),
-                                                 shared->floor_ms, shared->floor_grace_ms,
+        const core::Mark m = core::position_mark(issued_ms(), shared->floor_ms, shared->floor_grace_ms,
                                                  shared->lease.own_high_ms);
         LWLockRelease(shared->lock);
         return m;
@@ -219,7 +217,7 @@ public:
     void read_generator(core::GeneratorState* state, int64_t* now) noexcept override {
         uint64 cur = 0;
         LWLockAcquire(shared->lock, LW_SHARED);
-        *state = load_state(epoch_unix_us(), &cur, now);
+        *state = load_state(Generator::Sql, epoch_unix_us(), &cur, now);
         LWLockRelease(shared->lock);
     }
     void record_backup_attempt(const char* error) noexcept override { pg::record_backup_attempt(error); }

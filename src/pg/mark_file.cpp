@@ -38,6 +38,7 @@
 #include "mark_file.hpp"
 #include "reservation_limit.hpp"
 #include "shared_state.hpp"
+#include "shmem.hpp"
 #include "wal.hpp"
 
 extern "C" {
@@ -99,7 +100,9 @@ void mark_shutdown(int code, Datum) {
     // Only a clean postmaster exit knows that no backend can still issue ids.
     if (code != 0 || shared == nullptr || shared->mark_status == kMarkCorrupt) return;
     core::Mark mark;
-    mark.ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    // The highest millisecond of either generator (snowflake.http_worker_id):
+    // the mark bounds every id of this node, whatever its worker id.
+    mark.ms = issued_ms();
     // On (or after) a backup worker id the position may be below the own
     // id's ids (shared_state.hpp, own_high_ms).
     if (shared->lease.own_high_ms > mark.ms) mark.ms = shared->lease.own_high_ms;
@@ -184,9 +187,11 @@ void load_mark(SharedState* s) {
     const core::Mark& m = s->loaded;
     const core::GeneratorState start =
         core::state_after(m.ms, m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs));
-    // The word raised to "the mark used up", its worker id and a leased
-    // node's fence kept (core/position.hpp); the postmaster is alone here.
-    pg_atomic_write_u64(&s->position, core::raise_position(pg_atomic_read_u64(&s->position), start.last_ms));
+    // Every word in use (both generators' with snowflake.http_worker_id)
+    // raised to "the mark used up", its worker id and a leased node's fence
+    // kept (core/position.hpp); the postmaster is alone here (s is shared),
+    // and sets the floor itself below, whether a word moved or not.
+    (void)raise_floor_locked(start.last_ms, start.floor_grace_ms, kFloorMarkFile);
     s->floor_ms = start.floor_ms;
     s->floor_grace_ms = start.floor_grace_ms;
     pg_atomic_write_u64(&s->local_reserved_ms, static_cast<uint64>(m.ms));

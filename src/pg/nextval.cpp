@@ -49,7 +49,7 @@ extern "C" {
 
 // snowflake_nextval(): one id.
 Datum snowflake_nextval(PG_FUNCTION_ARGS) {
-    const core::Next r = snowflake::pg::issue_ids(1, snowflake::pg::kBackendWait);
+    const core::Next r = snowflake::pg::issue_ids(snowflake::pg::Generator::Sql, 1, snowflake::pg::kBackendWait);
     PG_RETURN_INT64(r.first_id);
 }
 
@@ -76,7 +76,8 @@ Datum snowflake_nextval_batch(PG_FUNCTION_ARGS) {
     if (st->remaining == 0) SRF_RETURN_DONE(funcctx);
     if (st->chunk_left == 0) {
         // One lock round trip for up to a whole millisecond of ids.
-        const core::Next r = sp::issue_ids(std::min<int32_t>(st->remaining, core::kIdsPerMs), sp::kBackendWait);
+        const core::Next r = sp::issue_ids(sp::Generator::Sql, std::min<int32_t>(st->remaining, core::kIdsPerMs),
+                                           sp::kBackendWait);
         st->next_id = r.first_id;
         st->chunk_left = r.count;
     }

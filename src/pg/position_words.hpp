@@ -1,8 +1,9 @@
 // The position protocol's view of shared memory (core/position.hpp's
-// `Shared`): the word, the reservation, the clocks and the lease deadline
-// of this server, one access a call. The id path and the transitions of
-// shmem.cpp run the core's protocol over it; nothing else touches the word
-// except through them.
+// `Shared`): one generator's word, the reservation, the clocks and the
+// lease deadline of this server, one access a call. The id path and the
+// transitions of shmem.cpp run the core's protocol over it, for the SQL
+// generator's word or the HTTP one's (shared_state.hpp); nothing else
+// touches a word except through them.
 #pragma once
 
 #include "../core/lease.hpp"
@@ -16,16 +17,16 @@ namespace snowflake::pg {
 
 class PositionWords {
 public:
-    explicit PositionWords(int64_t epoch_us) : epoch_us_(epoch_us) {}
+    PositionWords(Generator g, int64_t epoch_us) : word_(position_word(g)), epoch_us_(epoch_us) {}
 
     uint64_t load_word() {
-        const uint64_t w = pg_atomic_read_u64(&shared->position);
+        const uint64_t w = pg_atomic_read_u64(word_);
         pg_read_barrier();  // the word is read before the clock, the reservation, the lease
         return w;
     }
     bool cas_word(uint64_t& expected, uint64_t desired) {
         uint64 e = expected;
-        const bool ok = pg_atomic_compare_exchange_u64(&shared->position, &e, desired);
+        const bool ok = pg_atomic_compare_exchange_u64(word_, &e, desired);
         expected = e;
         return ok;
     }
@@ -49,6 +50,7 @@ public:
     int64_t boot_ns() { return boottime_ns(); }
 
 private:
+    pg_atomic_uint64* word_;
     int64_t epoch_us_;
 };
 

@@ -26,8 +26,22 @@
 //   lease's deadline gives its id up (a gap) and refuses (SF003).
 //   test/unit/position_check_test.cpp checks every interleaving. No sleep or
 //   margin is part of this argument.
+// - Two generators, one protocol (issue 32): `position` is the SQL
+//   generator's word (every caller but the HTTP endpoint's batches), and
+//   `http_position` the HTTP generator's, in use only with
+//   snowflake.http_worker_id set (a static worker id of its own beside
+//   snowflake.worker_id; guc.cpp refuses it with leasing). Each word is run
+//   by the same core protocol (position_words.hpp over a Generator), so the
+//   invariant holds for each word on its own; their ids differ in their
+//   worker ids. What bounds ids bounds both: the one `reserved_until_ms`
+//   (a demand from either raises the reservation), the one floor, and every
+//   transition (shmem.cpp) moves every word in use the same way, under
+//   `lock`; a tenure of a leased worker id (start_tenure_locked()) is the
+//   SQL word's alone. While off, `http_position` stays fenced at -1 and
+//   nothing issues from it or moves it.
 // - The fenced millisecond is the exact mark of a clean shutdown: from the
-//   fence on no id is issued until a new tenure.
+//   fence on no id is issued until a new tenure. The mark at a clean stop
+//   is the highest millisecond of the words in use (issued_ms(), shmem.hpp).
 // - The fast path (one id, same millisecond with sequence left, or a later
 //   millisecond inside the reservation) reads `position`, then the clock,
 //   and swaps without any lock. Reading the position before the clock
@@ -76,6 +90,15 @@ enum MarkStatus { kMarkNone = 0, kMarkOk = 1, kMarkCorrupt = 2 };
 // snowflake_advance_floor(), (leasing) the previous holder's mark in the coordinator, or
 // a reservation replayed from the primary's WAL (wal.cpp).
 enum FloorSource { kFloorMarkFile = 0, kFloorAdvanced = 1, kFloorHandover = 2, kFloorReplayed = 3 };
+
+// The generators of a node, each issuing from a position word of its own
+// (SharedState::position, ::http_position) by the same protocol.
+enum class Generator {
+    Sql,   // snowflake.worker_id (or the leased one): SQL, and HTTP ids while http_worker_id is off
+    Http,  // snowflake.http_worker_id: the HTTP endpoint's ids
+};
+// Every generator, in the order the transitions move their words.
+constexpr Generator kGenerators[] = {Generator::Sql, Generator::Http};
 
 // One cache line per backend for its count of ids issued, so that the hot
 // path never writes a line another backend writes.
@@ -206,6 +229,11 @@ struct SharedState {
     pg_atomic_uint64 reserved_until_ms;
     // The end of the local mark's reservation (the file), written under lock.
     pg_atomic_uint64 local_reserved_ms;
+    // The HTTP generator's packed position (snowflake.http_worker_id), in a
+    // cache line of its own so that HTTP swaps never contend with SQL's; the
+    // same protocol as `position`, under the same reservation. Fenced at -1
+    // (worker 0) while the setting is off.
+    alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 http_position;
 
     // --- Everything else ----------------------------------------------------
     // Serialises the slow path and protects the fields marked "lock".
@@ -244,5 +272,10 @@ struct SharedState {
 // The shared state, attached in every process (shmem.cpp); nullptr without
 // preload.
 extern SharedState* shared;
+
+// The position word of generator g.
+inline pg_atomic_uint64* position_word(Generator g) {
+    return g == Generator::Http ? &shared->http_position : &shared->position;
+}
 
 }  // namespace snowflake::pg

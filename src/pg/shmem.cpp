@@ -76,6 +76,12 @@ void shmem_startup() {
                            leasing_configured() ? core::pack_fenced(-1, 0)
                                                 : core::pack_position(-1, core::kMaxSequence,
                                                                       worker_id >= 0 ? worker_id : 0));
+        // The HTTP generator's word: its own worker id from the start when
+        // snowflake.http_worker_id is set (static only), else fenced for good.
+        pg_atomic_init_u64(&shared->http_position,
+                           generator_in_use(Generator::Http)
+                               ? core::pack_position(-1, core::kMaxSequence, http_worker_id)
+                               : core::pack_fenced(-1, 0));
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
@@ -115,24 +121,47 @@ void set_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
 
 }  // namespace
 
+// Whether a generator's word is in use (shmem.hpp).
+bool generator_in_use(Generator g) { return g == Generator::Sql || http_worker_id >= 0; }
+
+// This node's last millisecond under any worker id (shmem.hpp).
+int64_t issued_ms() {
+    int64_t ms = -1;
+    for (const Generator g : kGenerators) {
+        if (!generator_in_use(g)) continue;
+        const int64_t w = core::packed_ms(pg_atomic_read_u64(position_word(g)));
+        if (w > ms) ms = w;
+    }
+    return ms;
+}
+
 // Every transition below runs the core's protocol (core/position.hpp) over
 // the shared words; the clock is not read by any of them.
 
 // Fences ids (shmem.hpp).
 int64_t fence_ids_locked() {
-    PositionWords words(0);
-    return core::fence(words);
+    int64_t sql_fence = -1;
+    for (const Generator g : kGenerators) {
+        if (!generator_in_use(g)) continue;
+        PositionWords words(g, 0);
+        const int64_t fenced = core::fence(words);
+        if (g == Generator::Sql) sql_fence = fenced;
+    }
+    return sql_fence;
 }
 
-// Lifts a fence (shmem.hpp).
+// Lifts the fences (shmem.hpp).
 void lift_fence_locked() {
-    PositionWords words(0);
-    core::lift(words);
+    for (const Generator g : kGenerators) {
+        if (!generator_in_use(g)) continue;
+        PositionWords words(g, 0);
+        core::lift(words);
+    }
 }
 
 // Starts a tenure of `worker` after floor_ms (shmem.hpp).
 int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, FloorSource source) {
-    PositionWords words(0);
+    PositionWords words(Generator::Sql, 0);
     const int64_t start = core::start_tenure(words, worker, floor_ms);
     // The start counts as used up: a clock up to grace_ms behind the floor
     // is still waited out.
@@ -140,10 +169,15 @@ int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, 
     return start;
 }
 
-// Raises the position to "floor_ms used up" (shmem.hpp).
+// Raises the words to "floor_ms used up" (shmem.hpp).
 bool raise_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) {
-    PositionWords words(0);
-    if (!core::raise_floor(words, floor_ms)) return false;
+    bool moved = false;
+    for (const Generator g : kGenerators) {
+        if (!generator_in_use(g)) continue;
+        PositionWords words(g, 0);
+        if (core::raise_floor(words, floor_ms)) moved = true;
+    }
+    if (!moved) return false;
     set_floor_locked(floor_ms, grace_ms, source);
     return true;
 }

@@ -120,7 +120,8 @@ StatsSnapshot take_stats_snapshot() {
     s.clock_max_error_us = clock.known ? clock.max_error_us : -1;
     s.clock_est_error_us = clock.known ? clock.est_error_us : -1;
     s.clock_health_refusals = pg_atomic_read_u64(&st->clock_health_refusals);
-    s.last_ms = core::packed_ms(pg_atomic_read_u64(&shared->position));
+    s.last_ms = issued_ms();  // either generator's (snowflake.http_worker_id)
+    s.http_worker_id = http_worker_id;
     s.reservation_waits = pg_atomic_read_u64(&st->reservation_waits);
     s.reservation_window_ms = pg_atomic_read_u64(&st->window_ms);
     s.last_mark_write_ms = pg_atomic_read_u64(&st->last_write_ms);
@@ -142,9 +143,10 @@ Datum snowflake_stats(PG_FUNCTION_ARGS) {
 
     // One column per row of core::kStatsColumns, in order; /metrics shows the
     // same snapshot from the same table (core/prometheus.cpp). A database
-    // still on 1.1's definition gets its first columns.
+    // still on 1.1's or 1.2's definition gets its first columns.
     const int natts = tupdesc->natts;
-    if (natts != core::kStatsColumnCount && natts != core::kStatsColumnCount_1_1)
+    if (natts != core::kStatsColumnCount && natts != core::kStatsColumnCount_1_1 &&
+        natts != core::kStatsColumnCount_1_2)
         elog(ERROR, "snowflake_stats: expected %d columns, got %d", core::kStatsColumnCount, natts);
     const sp::StatsSnapshot s = sp::take_stats_snapshot();
     Datum values[core::kStatsColumnCount];

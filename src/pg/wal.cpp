@@ -321,10 +321,10 @@ void replay_reservation(const core::WalReservation& rec) {
     const int64_t records_epoch = w.records_epoch_unix_us;
     bool raised = false;
     core::Mark mark;
-    const core::ReplayedFloor f = core::replayed_floor(
-        ms, rec.window_ms, core::packed_ms(pg_atomic_read_u64(&shared->position)), w.archive_recovery);
+    const core::ReplayedFloor f = core::replayed_floor(ms, rec.window_ms, issued_ms(), w.archive_recovery);
     if (f.raise) {
-        (void)raise_floor_locked(f.floor_ms, f.grace_ms, kFloorReplayed);  // the worker id stays
+        // Every word in use (snowflake.http_worker_id's too); the worker ids stay.
+        (void)raise_floor_locked(f.floor_ms, f.grace_ms, kFloorReplayed);
         shared->loaded = core::Mark{f.floor_ms, false, f.window_ms};
         if (static_cast<int64_t>(pg_atomic_read_u64(&shared->local_reserved_ms)) < ms)
             pg_atomic_write_u64(&shared->local_reserved_ms, static_cast<uint64>(ms));

@@ -66,6 +66,8 @@ case_8() {
         "snowflake.epoch = '2024-01-01'|snowflake.epoch"
         "snowflake.clock_tolerance_ms = -1|snowflake.clock_tolerance_ms"
         "snowflake.clock_tolerance_ms = 'lots'|snowflake.clock_tolerance_ms"
+        "snowflake.http_worker_id = 1024|snowflake.http_worker_id"
+        "snowflake.http_worker_id = 7|snowflake.http_worker_id"
     )
     for entry in "${bad[@]}"; do
         line=${entry%%|*}

@@ -79,6 +79,34 @@ worker_pid() { pgrep -P "$(pg_postmaster_pid "$1")" -f 'snowflake HTTP endpoint'
 # (sort compares the digits: awk and jq would round ids above 2^53).
 increasing() { sort -C -n -u "$1"; }
 
+# curl_batches DIR NAME REQUESTS COUNT: three curl processes in the
+# background (BG_PIDS), each one keep-alive connection asking REQUESTS
+# batches of COUNT ids; their answers in $SHIM_DIR/NAME_K.out.
+curl_batches() {
+    local u urls=() i k
+    u=$(url "$1" "/v1/ids/batch?count=$4")
+    for i in $(seq 1 "$3"); do urls+=("$u"); done
+    for k in 1 2 3; do
+        curl -s -m 60 "${urls[@]}" >"$SHIM_DIR/$2_$k.out" &
+        BG_PIDS+=($!)
+    done
+}
+
+# batch_ids CASE NAME REQUESTS COUNT: once curl_batches' processes ended,
+# checks that each connection got all its ids, strictly increasing, and
+# writes them all, each followed by a tab and "http", into
+# $SHIM_DIR/NAME.tsv (readable by the server, for \copy).
+batch_ids() {
+    local k
+    for k in 1 2 3; do
+        jq -r '.ids[]' "$SHIM_DIR/$2_$k.out" >"$SHIM_DIR/$2_$k.ids"
+        is "$1: curl $k: $3 batches of $4 over one connection" "$(wc -l <"$SHIM_DIR/$2_$k.ids")" $(($3 * $4))
+        check "$1: curl $k: ids strictly increasing" increasing "$SHIM_DIR/$2_$k.ids"
+    done
+    cat "$SHIM_DIR/$2"_[123].ids | sed 's/$/\thttp/' >"$SHIM_DIR/$2.tsv"
+    chmod 644 "$SHIM_DIR/$2.tsv"
+}
+
 # -------------------------------------------------------------------------
 # Instance A: worker 7, libfaketime, wal_level replica (case 7 takes a base
 # backup of it). Started by the first case that needs it and shared by the

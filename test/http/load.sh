@@ -23,13 +23,7 @@ case_3() {
         >"$SHIM_DIR/pgbench.out" 2>&1 &
     local pgb=$!
     # Three curl processes, each one connection kept alive for 60 requests.
-    local k i urls=() u
-    u=$(url "$A" '/v1/ids/batch?count=500')
-    for i in $(seq 1 60); do urls+=("$u"); done
-    for k in 1 2 3; do
-        curl -s -m 60 "${urls[@]}" >"$SHIM_DIR/curl$k.out" &
-        BG_PIDS+=($!)
-    done
+    curl_batches "$A" http3 60 500
     # And wrk, whose ids are counted (not kept) through ids_issued.
     wrk -t1 -c2 -d3s "$(url "$A" '/v1/ids/batch?count=100')" >"$SHIM_DIR/wrk3.out" 2>&1
     wait "${BG_PIDS[@]}"
@@ -37,15 +31,9 @@ case_3() {
     wait "$pgb"
     is "3: pgbench ran without error" "$?" 0
     is "3: wrk got no error answer" "$(grep -c 'Non-2xx' "$SHIM_DIR/wrk3.out")" 0
-    for k in 1 2 3; do
-        jq -r '.ids[]' "$SHIM_DIR/curl$k.out" >"$SHIM_DIR/http$k.ids"
-        is "3: curl $k: 60 batches of 500 over one connection" "$(wc -l <"$SHIM_DIR/http$k.ids")" 30000
-        check "3: curl $k: ids strictly increasing" increasing "$SHIM_DIR/http$k.ids"
-    done
-    cat "$SHIM_DIR"/http[123].ids | sed 's/$/\thttp/' >"$SHIM_DIR/http.tsv"
-    chmod 644 "$SHIM_DIR/http.tsv"
+    batch_ids 3 http3 60 500
     local out
-    out=$(pg_psql "$A" -c "\\copy mixed FROM '$SHIM_DIR/http.tsv'" 2>&1)
+    out=$(pg_psql "$A" -c "\\copy mixed FROM '$SHIM_DIR/http3.tsv'" 2>&1)
     is "3: the HTTP ids go into the table the SQL ids are in: no conflict" "$out" ""
     is "3: ... every id there, none twice" \
         "$(pg_val "$A" "SELECT count(*) FILTER (WHERE src = 'http') || ' ' || (count(*) - count(DISTINCT id))  FROM mixed")" "90000 0"

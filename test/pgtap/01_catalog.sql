@@ -102,7 +102,7 @@ $$, $$ VALUES
     ('snowflake_nextval', ''),
     ('snowflake_nextval_batch', 'count integer'),
     ('snowflake_sequence', 'id bigint'),
-    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint, OUT reservation_window_ms bigint, OUT last_mark_write_ms bigint, OUT lease_state text, OUT lease_id bigint, OUT lease_deadline timestamp with time zone, OUT lease_renewals bigint, OUT lease_failures bigint, OUT lease_last_error text, OUT clock_synchronized boolean, OUT clock_max_error_ms double precision, OUT clock_est_error_ms double precision, OUT clock_health_refusals bigint, OUT coordinator text, OUT lease_session text, OUT lease_granted_ttl_ms bigint, OUT backup_worker_id integer, OUT backup_until timestamp with time zone, OUT clock_failovers bigint'),
+    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint, OUT reservation_window_ms bigint, OUT last_mark_write_ms bigint, OUT lease_state text, OUT lease_id bigint, OUT lease_deadline timestamp with time zone, OUT lease_renewals bigint, OUT lease_failures bigint, OUT lease_last_error text, OUT clock_synchronized boolean, OUT clock_max_error_ms double precision, OUT clock_est_error_ms double precision, OUT clock_health_refusals bigint, OUT coordinator text, OUT lease_session text, OUT lease_granted_ttl_ms bigint, OUT backup_worker_id integer, OUT backup_until timestamp with time zone, OUT clock_failovers bigint, OUT http_worker_id integer'),
     ('snowflake_stats_reset', ''),
     ('snowflake_timestamp', 'id bigint'),
     ('snowflake_timestamp', 'id bigint, epoch timestamp with time zone'),
@@ -137,7 +137,7 @@ SELECT columns_are('public', 'snowflake_stats', ARRAY[
     'lease_state', 'lease_id', 'lease_deadline', 'lease_renewals', 'lease_failures', 'lease_last_error',
     'clock_synchronized', 'clock_max_error_ms', 'clock_est_error_ms', 'clock_health_refusals',
     'coordinator', 'lease_session', 'lease_granted_ttl_ms',
-    'backup_worker_id', 'backup_until', 'clock_failovers'],
+    'backup_worker_id', 'backup_until', 'clock_failovers', 'http_worker_id'],
     'snowflake_stats has the documented columns');
 SELECT results_eq($$ SELECT count(*)::int FROM snowflake_stats $$, $$ VALUES (1) $$, 'snowflake_stats has one row');
 

@@ -59,13 +59,20 @@ TEST(StatsColumns, MatchTheSqlFunction) {
     for (int i = 0; i < kStatsColumnCount; i++) EXPECT_EQ(cols[i], kStatsColumns[i].column) << "column " << i;
 }
 
-// The update script declares the same columns as the install script, and
-// 1.1's columns (which stats.cpp still serves to a database not yet updated)
-// are the table's first kStatsColumnCount_1_1.
-TEST(StatsColumns, MatchTheUpdateAndTheOlderDefinition) {
-    const std::vector<std::string> updated = sql_columns("snowflake--1.1--1.2.sql");
+// The update script to the current version declares the same columns as
+// the install script, and 1.1's and 1.2's columns (which stats.cpp still
+// serves to a database not yet updated) are the table's first
+// kStatsColumnCount_1_1 and kStatsColumnCount_1_2.
+TEST(StatsColumns, MatchTheUpdateAndTheOlderDefinitions) {
+    const std::vector<std::string> updated = sql_columns("snowflake--1.2--1.3.sql");
     ASSERT_EQ(static_cast<int>(updated.size()), kStatsColumnCount);
     for (int i = 0; i < kStatsColumnCount; i++) EXPECT_EQ(updated[i], kStatsColumns[i].column) << "column " << i;
+    for (const char* script : {"snowflake--1.2.sql", "snowflake--1.1--1.2.sql"}) {
+        const std::vector<std::string> v12 = sql_columns(script);
+        ASSERT_EQ(static_cast<int>(v12.size()), kStatsColumnCount_1_2) << script;
+        for (int i = 0; i < kStatsColumnCount_1_2; i++)
+            EXPECT_EQ(v12[i], kStatsColumns[i].column) << script << ", column " << i;
+    }
     const std::vector<std::string> old = sql_columns("snowflake--1.1.sql");
     ASSERT_EQ(static_cast<int>(old.size()), kStatsColumnCount_1_1);
     for (int i = 0; i < kStatsColumnCount_1_1; i++) EXPECT_EQ(old[i], kStatsColumns[i].column) << "column " << i;
