@@ -63,9 +63,14 @@ function parseBatch(text, count, url = 'the node') {
     return out;
 }
 
-// Retry-After in milliseconds (seconds or an HTTP date), 1 s when absent or
-// unreadable, at most a minute.
-function retryAfterMs(value, now = Date.now()) {
+// How long an answer asks to wait, in milliseconds: its Retry-After-Ms (the
+// nodes' 429 names the exact wait of their ceiling) if readable, else its
+// Retry-After (seconds or an HTTP date); 1 s when neither is readable, at
+// most a minute.
+function retryAfterMs(headers, now = Date.now()) {
+    const ms = headers['retry-after-ms'];
+    if (typeof ms === 'string' && /^\s*\d+\s*$/.test(ms)) return Math.min(Number(ms), MAX_RETRY_AFTER_S * 1000);
+    const value = headers['retry-after'];
     let s = 1;
     if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) s = Number(value);
     else if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) s = (Date.parse(value) - now) / 1000;
@@ -434,13 +439,13 @@ class IdBuffer {
             });
         }
         if (res.status === 429) {
-            node.notBefore = Date.now() + retryAfterMs(res.headers['retry-after']);
+            node.notBefore = Date.now() + retryAfterMs(res.headers);
             node.lastError = `429${what ? ' ' + what : ''}`;
             const e = snowflakeError('53400', 'RETRY_AFTER', `${node.name} answered 429${what ? ': ' + what : ''}`);
             this._lastError = e;
             throw e;
         }
-        if (res.status === 503) node.notBefore = Date.now() + retryAfterMs(res.headers['retry-after']);
+        if (res.status === 503) node.notBefore = Date.now() + retryAfterMs(res.headers);
         throw nodeFailure(`${node.name} answered ${res.status}${what ? ': ' + what : ''}`,
             res.status === 503 && body && typeof body.code === 'string' ? body.code : '08006');
     }

@@ -33,6 +33,8 @@ IdRateLimit::Verdict IdRateLimit::take(int64_t count, int64_t now_us) noexcept {
         v.allowed = false;
         v.retry_after_s = (wait_us + kUsPerS - 1) / kUsPerS;
         if (v.retry_after_s < 1) v.retry_after_s = 1;
+        v.retry_after_ms = (wait_us + kUsPerMs - 1) / kUsPerMs;
+        if (v.retry_after_ms < 1) v.retry_after_ms = 1;
         return v;
     }
     level_ -= count * kUsPerS;  // micro-ids

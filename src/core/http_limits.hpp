@@ -15,7 +15,9 @@ namespace snowflake::core::http {
 // holding at most kBurstMs of it. A request is let through while the bucket
 // is not in debt, and takes its whole count (a batch larger than the bucket
 // still passes once; the debt then makes the next ones wait). Refused:
-// retry_after_s, the whole seconds until the debt is paid (at least 1).
+// retry_after_ms, the milliseconds until the debt is paid (at least 1: the
+// Retry-After-Ms header), and retry_after_s, the same in whole seconds
+// (at least 1: Retry-After, which has no finer unit).
 // Time is passed in (monotonic microseconds).
 class IdRateLimit {
 public:
@@ -25,6 +27,7 @@ public:
     struct Verdict {
         bool allowed = true;
         int64_t retry_after_s = 0;
+        int64_t retry_after_ms = 0;
     };
     // Lets a request of count ids through, or says how long to wait.
     Verdict take(int64_t count, int64_t now_us) noexcept;

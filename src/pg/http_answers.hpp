@@ -27,6 +27,7 @@ struct Reply {
     const char* allow = nullptr;    // 405
     bool www_authenticate = false;  // 401
     int64_t retry_after_s = 0;      // > 0: "Retry-After" (503 of the id path: 1)
+    int64_t retry_after_ms = 0;     // > 0: "Retry-After-Ms", the same finer (429 of the ceiling)
     bool close = false;             // "Connection: close"
 };
 

@@ -205,11 +205,12 @@ void answer_request(MHD_Connection* c, const http::Route& route, Reply* r) {
                 if (!v.allowed) {
                     char hint[200];
                     snprintf(hint, sizeof(hint),
-                             "Retry after %lld s; snowflake.http_max_ids_per_second is %d.",
-                             static_cast<long long>(v.retry_after_s), http_max_ids_per_second);
+                             "Retry after %lld ms; snowflake.http_max_ids_per_second is %d.",
+                             static_cast<long long>(v.retry_after_ms), http_max_ids_per_second);
                     error_reply(r, MHD_HTTP_TOO_MANY_REQUESTS, "53400",
                                 "too many ids requested over HTTP", hint);
                     r->retry_after_s = v.retry_after_s;
+                    r->retry_after_ms = v.retry_after_ms;
                     return;
                 }
                 if (ids_batch(r, count, d.format)) request_stats.add_ids(count);
@@ -251,6 +252,11 @@ MHD_Result send_reply(MHD_Connection* c, const char* version, Reply* r) {
         char v[24];
         snprintf(v, sizeof(v), "%lld", static_cast<long long>(r->retry_after_s));
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+    }
+    if (r->retry_after_ms > 0) {
+        char v[24];
+        snprintf(v, sizeof(v), "%lld", static_cast<long long>(r->retry_after_ms));
+        (void)MHD_add_response_header(resp, "Retry-After-Ms", v);
     }
     const char* connection = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION);
     if (r->close) {

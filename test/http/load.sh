@@ -288,6 +288,7 @@ case_18() {
     req "$A" '/v1/ids/batch?count=1'
     error_shape "18: ... then 429" 429 53400
     like "18: ... with Retry-After (about 100 s)" "$HDRS" $'(^|\n)Retry-After: [0-9]{2,3}(\n|$)'
+    like "18: ... and Retry-After-Ms, the same in milliseconds" "$HDRS" $'(^|\n)Retry-After-Ms: 9[0-9]{4}(\n|$)'
     req "$A" '/v1/uuids/batch?count=5'
     is "18: UUIDs are not counted" "$CODE" 200
     req "$A" '/v1/ids/123'

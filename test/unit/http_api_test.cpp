@@ -790,6 +790,10 @@ TEST(IdRateLimit, BucketWithTimePassedIn) {
     IdRateLimit::Verdict v = l.take(1, 0);  // 20 in debt
     EXPECT_FALSE(v.allowed);
     EXPECT_EQ(v.retry_after_s, 1);
+    EXPECT_EQ(v.retry_after_ms, 20) << "20 ids at 1,000 a second";
+    v = l.take(1, 19500);
+    EXPECT_EQ(v.retry_after_ms, 1) << "0.5 ms left: rounded up";
+    EXPECT_EQ(v.retry_after_s, 1);
     EXPECT_FALSE(l.take(1, 19999).allowed) << "19.999 ids refilled";
     EXPECT_TRUE(l.take(1, 20000).allowed) << "the debt paid";
     // A big batch passes once, then its debt is waited out.
@@ -798,6 +802,7 @@ TEST(IdRateLimit, BucketWithTimePassedIn) {
     v = l.take(1, 1000000);
     EXPECT_FALSE(v.allowed);
     EXPECT_EQ(v.retry_after_s, 100);
+    EXPECT_EQ(v.retry_after_ms, 99900);
     v = l.take(1, 51000000);
     EXPECT_FALSE(v.allowed);
     EXPECT_EQ(v.retry_after_s, 50);

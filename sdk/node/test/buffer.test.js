@@ -229,6 +229,33 @@ test('a 429 is honoured: no request before its Retry-After has passed', async ()
     }
 });
 
+test("a 429's Retry-After-Ms is the wait: the node's exact one, not Retry-After's whole seconds", async () => {
+    let refusedAt = 0;
+    const node = await fakeNode((req, res, url, dflt) => {
+        if (refusedAt === 0) {
+            refusedAt = Date.now();
+            // As the nodes answer a batch over their ceiling: the seconds
+            // rounded up, and the milliseconds.
+            res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '30', 'Retry-After-Ms': '150' });
+            return res.end('{"code":"53400","message":"too many ids requested over HTTP"}');
+        }
+        return dflt(req, res, url);
+    });
+    const buf = new IdBuffer({ urls: node.url, minBatch: 5 });
+    try {
+        // Retry-After alone would keep the only node out for 30 s, past
+        // this wait.
+        const id = await buf.nextId({ timeout: 10000 });
+        assert.ok(node.issued.has(id));
+        const [first, second] = node.requests;
+        assert.equal(node.requests.length, 2);
+        assert.ok(second.at - first.at >= 150 - 5, `asked again after ${second.at - first.at} ms`);
+    } finally {
+        await buf.close();
+        await node.close();
+    }
+});
+
 test('a 503 leaves the node out until its /readyz answers 200; another node is asked at once', async () => {
     let readyAfter = 3; // /readyz answers 503 twice, then 200
     let refused = 0;

@@ -81,13 +81,19 @@ def parse_batch(body, count, url="the node"):
     return out
 
 
-def _retry_after(value):
-    """Retry-After in seconds (seconds or an HTTP date); 1 when absent or
-    unreadable, at most a minute."""
+def _retry_after(headers):
+    """How long an answer asks to wait, in seconds: its Retry-After-Ms (the
+    nodes' 429 names the exact wait of their ceiling) if readable, else its
+    Retry-After (seconds or an HTTP date); 1 when neither is readable, at
+    most a minute."""
+    ms = headers.get("Retry-After-Ms")
+    if ms is not None and ms.strip().isascii() and ms.strip().isdigit():
+        return min(int(ms.strip()) / 1000.0, _MAX_RETRY_AFTER_S)
+    value = headers.get("Retry-After")
     s = 1.0
     if value is not None:
         value = value.strip()
-        if value.isdigit():
+        if value.isascii() and value.isdigit():
             s = float(value)
         else:
             try:
@@ -523,7 +529,7 @@ class IdBuffer:
                 hint="Set the buffer's token to one of the nodes' tokens (snowflake.http_token_file or "
                      "snowflake.http_token); it is sent as \"Authorization: Bearer <token>\".")
         if status in (429, 503):
-            node.not_before = time.monotonic() + _retry_after(headers.get("Retry-After"))
+            node.not_before = time.monotonic() + _retry_after(headers)
         if status == 429:
             node.last_error = "429" + (" " + what if what else "")
             raise _RetryAfter("%s answered 429%s" % (node.name, ": " + what if what else ""))

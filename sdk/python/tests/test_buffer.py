@@ -256,6 +256,35 @@ class BufferTest(unittest.TestCase):
         for later in n.requests[1:]:
             self.assertGreaterEqual(later["at"] - first["at"], 1.0 - 0.005)
 
+    def test_a_429s_retry_after_ms_is_the_wait_not_retry_afters_whole_seconds(self):
+        refused = []
+
+        def handler(node, h, path, q):
+            if not refused:
+                refused.append(time.monotonic())
+                # As the nodes answer a batch over their ceiling: the seconds
+                # rounded up, and the milliseconds.
+                return node.reply(h, 429, b'{"code":"53400","message":"too many ids requested over HTTP"}',
+                                  {"Retry-After": "30", "Retry-After-Ms": "150"})
+            FakeNode.default(node, h, path, q)
+        n = self.node(handler)
+        b = self.buffer(n.url, min_batch=5)
+        # Retry-After alone would keep the only node out for 30 s, past this
+        # wait.
+        self.assertIn(b.next_id(timeout=10), n.issued)
+        first = n.requests[0]
+        self.assertGreaterEqual(len(n.requests), 2)
+        for later in n.requests[1:]:
+            self.assertGreaterEqual(later["at"] - first["at"], 0.150 - 0.005)
+
+    def test_unreadable_waits_are_one_second(self):
+        from snowflake_ids.buffer import _retry_after
+        for headers in ({}, {"Retry-After": "soon"}, {"Retry-After": "\u00b2"}, {"Retry-After-Ms": "\u00b2"},
+                        {"Retry-After-Ms": "-5"}):
+            self.assertEqual(_retry_after(headers), 1.0, headers)
+        self.assertEqual(_retry_after({"Retry-After-Ms": "250", "Retry-After": "9"}), 0.25)
+        self.assertEqual(_retry_after({"Retry-After-Ms": "99999999"}), 60.0)
+
     def test_a_503_leaves_the_node_out_until_its_readyz_answers_200(self):
         log = []
         state = {"ready_after": 3, "refused": 0}
