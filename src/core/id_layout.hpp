@@ -11,10 +11,13 @@
 //           widths add up to at most 63 (bit 63 stays zero: ids are
 //           positive bigints); the unit is 1 to 1000 ms (default 1ms).
 //
-// Status: the core and its tests only. The id path, the mark, the WAL, the
-// fleet key, the SQL functions and the SDK still use layout.hpp's fixed
-// 41/10/12 layout (the profile `twitter`); nothing reads snowflake.layout
-// yet.
+// Status: ids of other systems (foreign ids) and of other splits are read
+// and built under a layout argument by the SQL functions snowflake_decode_as(),
+// snowflake_compose_as(), snowflake_from_timestamp_as() and
+// snowflake_layouts() (src/pg/layouts.cpp). The node's own ids (the id path,
+// the mark, the WAL, the fleet key, the other SQL functions) and the SDK
+// still use layout.hpp's fixed 41/10/12 layout (the profile `twitter`);
+// nothing reads snowflake.layout yet.
 #pragma once
 
 #include "pure.hpp"
