@@ -14,7 +14,8 @@
 // Status: ids of other systems (foreign ids) and of other splits are read
 // and built under a layout argument by the SQL functions snowflake_decode_as(),
 // snowflake_compose_as(), snowflake_from_timestamp_as() and
-// snowflake_layouts() (src/pg/layouts.cpp). The node's own ids (the id path,
+// snowflake_layouts() (src/pg/layouts.cpp), and by snowflake-inspect
+// --layout (src/inspect). The node's own ids (the id path,
 // the mark, the WAL, the fleet key, the other SQL functions) and the SDK
 // still use layout.hpp's fixed 41/10/12 layout (the profile `twitter`);
 // nothing reads snowflake.layout yet.
