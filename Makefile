@@ -69,7 +69,7 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
-            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/uuidv7.cpp src/pg/text_ids.cpp \
+            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/layouts.cpp src/pg/uuidv7.cpp src/pg/text_ids.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
 #   the coordinator-neutral lease driver, and each coordinator's client (the extension;
 #   the driver and etcd's client also in build/etcd_client_tests, ZooKeeper's in
@@ -118,7 +118,7 @@ SHLIB_LINK  = -lstdc++ -lcurl -lmicrohttpd -lzookeeper_st
 # make installcheck: the preloaded pg_regress suites on a temporary instance
 # (test/regress.sh runs the same three runs for make test). Two more runs,
 # without a worker id and without preload, come first (see below).
-REGRESS      = generator decode bad_input settings uuidv7 text_ids convert
+REGRESS      = generator decode bad_input settings uuidv7 text_ids layouts convert
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress/preload.conf \
                --load-extension=snowflake
 EXTRA_CLEAN  = tmp_check_no_preload tmp_check_no_worker_id $(OBJS:.o=.d) build/obj build/obj-sanitized \
@@ -411,7 +411,7 @@ installcheck-no-preload: installcheck-no-worker-id
 	@mkdir -p results/no_preload
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_preload \
 	    --temp-config=test/regress/no_preload.conf --outputdir=./results/no_preload \
-	    --dbname=$(CONTRIB_TESTDB) no_preload uuidv7 text_ids
+	    --dbname=$(CONTRIB_TESTDB) no_preload uuidv7 text_ids layouts
 installcheck-no-worker-id: submake
 	@mkdir -p results/no_worker_id
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_no_worker_id \

@@ -542,3 +542,75 @@ BEGIN
                   HINT = 'Add snowflake to shared_preload_libraries in postgresql.conf and restart the server.';
     END IF;
 END $$;
+
+-- Ids of any layout (1.3) ------------------------------------------------------
+-- Ids of other systems (Discord's, sonyflake's, Instagram's) and of other
+-- splits, read and built under a layout given by name (a profile of
+-- snowflake_layouts()) or as text ('time 39, sequence 8, worker 16, unit 10ms'),
+-- with the profile's own epoch or the one given. The node's own ids keep the
+-- functions above. New names, not overloads of those: a (bigint, text)
+-- snowflake_decode would take calls such as snowflake_decode(id, '2025-01-01+00'),
+-- whose untyped literal PostgreSQL resolves to text first.
+
+CREATE FUNCTION snowflake_decode_as(id bigint, layout text,
+                                    OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_decode_as'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS
+'creation time, worker id and sequence of an id of the layout (a profile with an epoch of its own: discord, sonyflake, instagram)';
+
+CREATE FUNCTION snowflake_decode_as(id bigint, layout text, epoch timestamptz,
+                                    OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_decode_as_epoch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode_as(bigint, text, timestamptz) IS
+'creation time, worker id and sequence of an id of the layout (a profile name or the fields as text) made with the given epoch';
+
+CREATE FUNCTION snowflake_compose_as(ts timestamptz, worker_id integer, sequence integer, layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_compose_as'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_compose_as(timestamptz, integer, integer, text) IS
+'id of the layout (a profile with an epoch of its own: discord, sonyflake, instagram) built from a time, a worker id and a sequence';
+
+CREATE FUNCTION snowflake_compose_as(ts timestamptz, worker_id integer, sequence integer, layout text,
+                                     epoch timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_compose_as_epoch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_compose_as(timestamptz, integer, integer, text, timestamptz) IS
+'id of the layout (a profile name or the fields as text) and epoch built from a time, a worker id and a sequence';
+
+CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS
+'smallest id of the layout (a profile with an epoch of its own) in the time unit of ts, for range scans';
+
+CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text, epoch timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as_epoch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text, timestamptz) IS
+'smallest id of the layout and epoch in the time unit of ts, for range scans';
+
+CREATE FUNCTION snowflake_layouts(
+    OUT name text,
+    OUT layout text,
+    OUT id_bits integer,
+    OUT workers integer,
+    OUT ids_per_unit integer,
+    OUT unit_ms integer,
+    OUT lifetime_years numeric,
+    OUT epoch timestamptz,
+    OUT lifetime_end timestamptz,
+    OUT note text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_layouts'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+ROWS 5;
+COMMENT ON FUNCTION snowflake_layouts() IS
+'the named layouts: text form, ids below 2^id_bits, workers, ids per time unit, lifetime, the epoch of the system whose ids they read and the end of its lifetime, what differs from the original';

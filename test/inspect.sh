@@ -2,8 +2,8 @@
 # snowflake-inspect, the command-line decoder, as built (build/snowflake-inspect:
 # no installation of the command needed).
 #
-#   1. The command line: arguments and stdin, --json, --epoch, --format
-#      (base32 and base62 ids, only when named), --text-forms, --help and
+#   1. The command line: arguments and stdin, --json, --epoch, --layout,
+#      --format (base32 and base62 ids, only when named), --text-forms, --help and
 #      --version, invalid inputs (a message naming the token on stderr, the
 #      other inputs still decoded, exit 1) and usage errors (exit 2).
 #   2. Agreement with the SQL decoders of the installed extension, on a
@@ -19,7 +19,10 @@
 #      snowflake_decode() and uuidv7_timestamp(): the same time (as an
 #      instant and as the exact RFC 3339 text), worker and sequence; and
 #      every id as snowflake_encode() writes it in base32 and base62, read
-#      back with --format, its --text-forms equal to snowflake_encode()'s.
+#      back with --format, its --text-forms equal to snowflake_encode()'s;
+#      ids of every layout profile and of a written layout, edges and random,
+#      decoded with --layout and compared with snowflake_decode_as(), and
+#      --from-timestamp under a layout with snowflake_from_timestamp_as().
 #
 # One "ok - ..." / "not ok - ..." line per check (test/lib/tap.sh); exits non-zero if any
 # check fails, or if fewer values were compared than generated.
@@ -122,6 +125,24 @@ expect "--from-timestamp=UNIX_MS --json under Discord's epoch: id 0" 0 \
     '{"from_timestamp":"2015-01-01T00:00:00.000Z","id":"0"}' ""
 run --from-timestamp 1 2 </dev/null
 expect "--from-timestamp with an id beside it: usage error" 2 "" 'takes no ids'
+
+run --layout discord 175928847299117063 </dev/null
+expect "--layout discord: Discord's epoch and worker halves" 0 \
+    "175928847299117063 time=2016-04-30T11:18:25.796Z worker=32 sequence=7 internal_worker=1 internal_process=0" ""
+run -jl sonyflake 50663988 </dev/null
+expect "-jl sonyflake: 10 ms units, the machine id lowest, sonyflake's start time" 0 \
+    '{"input":"50663988","type":"snowflake","id":"50663988","time":"2014-09-01T00:00:00.030Z","ms_since_epoch":30,"worker":4660,"sequence":5,"epoch":"2014-09-01T00:00:00.000Z","timestamp":"2014-09-01T00:00:00.030Z","worker_id":4660}' ""
+run --layout 'time 39, sequence 8, worker 16, unit 10ms' --epoch 1409529600000 50663988 </dev/null
+expect "--layout written out, with --epoch" 0 "50663988 time=2014-09-01T00:00:00.030Z worker=4660 sequence=5" ""
+run --layout js-safe 9007199254740991 9007199254740992 </dev/null
+expect "--layout js-safe: an id at 2^53 is not one of its ids, exit 1" 1 \
+    "9007199254740991 time=2094-09-07T15:47:35.551Z worker=63 sequence=63" '"9007199254740992": not an id of the layout: its ids are below 2\^53'
+run --layout 'time 41' 1 </dev/null
+expect "--layout that cannot be read: usage error naming it" 2 "" 'invalid layout "time 41": a layout names all three fields'
+run --layout=sonyflake --from-timestamp 2014-09-01T00:00:00.039Z </dev/null
+expect "--from-timestamp under --layout sonyflake: the first id of the 10 ms unit" 0 "50331648" ""
+run --layout 'worker 4, time 30, sequence 2' --from-timestamp 2025-01-01T00:00:00Z </dev/null
+expect "--from-timestamp under a layout that does not order by time: exit 1" 1 "" 'does not order ids by time'
 
 run 7 abc 8 </dev/null
 expect "invalid input: reported by name, the rest decoded, exit 1" 1 \
@@ -246,6 +267,10 @@ report "$([ "$got" = "--epoch=|twitter|default discord|--from-timestamp=" ] && e
 got="$(complete_words snowflake-inspect --fo)|$(complete_words snowflake-inspect -f b)|$(complete_words snowflake-inspect --format = '')|$(complete_words snowflake-inspect --te)"
 report "$([ "$got" = "--format=|base32 base62|decimal base32 base62|--text-forms" ] && echo 1)" \
     "bash completion: --format and its formats, --text-forms" "got $got"
+
+got="$(complete_words snowflake-inspect --la)|$(complete_words snowflake-inspect -l s)|$(complete_words snowflake-inspect --layout = d)"
+report "$([ "$got" = "--layout=|sonyflake|discord" ] && echo 1)" \
+    "bash completion: --layout and its profiles" "got $got"
 
 # make install-inspect-links: the installed command and man page linked where
 # a shell and man look (into a scratch DESTDIR here).
@@ -405,6 +430,55 @@ rc=0
 "$BIN" "${uuid_args[@]}" </dev/null >"$WORK/text" 2>/dev/null || rc=$?
 load text_out uuid <"$WORK/text"
 
+# --layout: ids of every profile and of a written layout (edges and random
+# ids below 2^id_bits), decoded by the command and by snowflake_decode_as()
+# under the profile's epoch, or the default one for a layout without.
+pg_psql "$DIR" <<SQL
+CREATE TABLE layout_runs (layout text PRIMARY KEY, epoch timestamptz NOT NULL, bits int NOT NULL, own_epoch boolean);
+INSERT INTO layout_runs SELECT name, coalesce(epoch, '2025-01-01 00:00:00+00'), id_bits, epoch IS NOT NULL
+FROM snowflake_layouts();
+INSERT INTO layout_runs VALUES ('time 38, worker 13, sequence 12, unit 10ms', '2025-01-01 00:00:00+00', 63, false);
+CREATE TABLE layout_ids (n serial PRIMARY KEY, layout text NOT NULL, id bigint NOT NULL);
+INSERT INTO layout_ids (layout, id)
+SELECT layout, v FROM layout_runs,
+       LATERAL (VALUES (0::bigint), (1), ((2::numeric ^ bits - 1)::bigint), ((175928847299117063 % (2::numeric ^ bits))::bigint))
+               AS e(v);
+INSERT INTO layout_ids (layout, id)
+SELECT layout, (random() * (2::numeric ^ bits - 1))::bigint FROM layout_runs, generate_series(1, 50);
+CREATE TABLE layout_out (epoch_name text, k serial, line text);
+SQL
+mapfile -t layouts < <(pg_val "$DIR" "SELECT layout FROM layout_runs ORDER BY layout")
+for l in "${layouts[@]}"; do
+    pg_val "$DIR" "SELECT id FROM layout_ids WHERE layout = '$l' ORDER BY n" >"$WORK/ids"
+    rc=0
+    "$BIN" --json --layout "$l" <"$WORK/ids" >"$WORK/json" 2>"$WORK/err" || rc=$?
+    report "$([ $rc = 0 ] && [ ! -s "$WORK/err" ] && echo 1)" "ids of layout $l: decoded with --layout, exit 0" "exit $rc"
+    load layout_out "$l" <"$WORK/json"
+done
+sql_is "$DIR" "--layout: one object per id, equal to snowflake_decode_as() (time, worker, sequence, ms since the epoch, the epoch)" "0" \
+    "SELECT count(*) FROM (SELECT i.*, r.epoch, d.ts, d.worker_id, d.sequence,
+                                  row_number() OVER (PARTITION BY i.layout ORDER BY i.n) AS pos
+                           FROM layout_ids i JOIN layout_runs r USING (layout),
+                                LATERAL snowflake_decode_as(i.id, i.layout, r.epoch) d) e
+     FULL JOIN (SELECT epoch_name AS layout, line::jsonb AS j,
+                       row_number() OVER (PARTITION BY epoch_name ORDER BY k) AS pos FROM layout_out) o
+          USING (layout, pos)
+     WHERE e.id IS NULL OR o.j IS NULL OR o.j->>'id' IS DISTINCT FROM e.id::text
+        OR o.j->>'timestamp' IS DISTINCT FROM rfc3339(e.ts) OR (o.j->>'worker_id')::int IS DISTINCT FROM e.worker_id
+        OR (o.j->>'sequence')::int IS DISTINCT FROM e.sequence
+        OR (o.j->>'ms_since_epoch')::numeric IS DISTINCT FROM extract(epoch FROM e.ts - e.epoch) * 1000
+        OR (o.j->>'epoch')::timestamptz IS DISTINCT FROM e.epoch"
+sql_is "$DIR" "--layout: every layout's ids were compared" "$(( ${#layouts[@]} * 54 ))" \
+    "SELECT count(*) FROM layout_out"
+bad=""
+for l in sonyflake discord instagram; do
+    for t in '2016-04-30 11:18:25.796+00' '2030-06-15 12:34:56.789+00'; do
+        got=$("$BIN" --layout "$l" --from-timestamp "$t" </dev/null 2>&1)
+        want=$(pg_val "$DIR" "SELECT snowflake_from_timestamp_as('$t', '$l')")
+        [ "$got" = "$want" ] || bad="$bad [$l $t: $got, SQL $want]"
+    done
+done
+report "$([ -z "$bad" ] && echo 1)" "--from-timestamp under --layout gives what snowflake_from_timestamp_as() gives" "$bad"
 
 n_ids=$(pg_val "$DIR" "SELECT count(*) FROM ids")
 n_epochs=${#epoch_names[@]}

@@ -5,12 +5,13 @@
 # (--temp-instance):
 #   1. preloaded: test/regress/preload.conf (shared_preload_libraries,
 #      snowflake.worker_id = 42): generator decode bad_input settings uuidv7
-#      text_ids convert (convert last: it raises the floor ahead of the clock)
+#      text_ids layouts convert (convert last: it raises the floor ahead of
+#      the clock)
 #   2. preloaded without a worker id: test/regress/no_worker_id.conf:
 #      no_worker_id
 #   3. without preload: test/regress/no_preload.conf: no_preload uuidv7 text_ids
-#      (uuidv7 and text_ids need no shared state; the same files and expected
-#      output)
+#      layouts (uuidv7, text_ids and layouts need no shared state; the same
+#      files and expected output)
 # After each run the instance's server log is searched for a backend killed by
 # a signal. On failure regression.diffs is printed; the exit status is
 # non-zero if any run failed.
@@ -28,9 +29,9 @@ cd "$(dirname "$0")/.."
 . test/lib/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids convert)
+PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids layouts convert)
 NO_WORKER_TESTS=(no_worker_id)
-NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids)
+NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids layouts)
 if [ $# -gt 0 ]; then
     want=" $* "
     filter() { local t; for t in "$@"; do [[ $want == *" $t "* ]] && echo "$t"; done; return 0; }

@@ -257,6 +257,29 @@ bool parse_layout(const char* text, IdLayout* out, char* why, size_t why_size) n
     return true;
 }
 
+bool parse_layout_arg(const char* text, LayoutArg* out, char* why, size_t why_size) noexcept {
+    IdLayout l;
+    if (!parse_layout(text, &l, why, why_size)) return false;
+    while (is_space(*text)) text++;  // as parse_layout reads a name
+    const LayoutProfile* p = find_layout_profile(text);
+    out->layout = l;
+    out->profile = p;
+    out->own_epoch_unix_ms = p != nullptr ? p->foreign_epoch_unix_ms : -1;
+    return true;
+}
+
+void profile_names(char* out, size_t size, bool own_epoch_only) noexcept {
+    if (out == nullptr || size == 0) return;
+    out[0] = '\0';
+    size_t used = 0;
+    for (const LayoutProfile& p : kProfiles) {
+        if (own_epoch_only && p.foreign_epoch_unix_ms < 0) continue;
+        const int n = snprintf(out + used, size - used, "%s%s", used == 0 ? "" : ", ", p.name);
+        if (n < 0 || static_cast<size_t>(n) >= size - used) return;  // truncated
+        used += static_cast<size_t>(n);
+    }
+}
+
 std::string layout_text(const IdLayout& l) noexcept {
     char text[96];
     snprintf(text, sizeof(text), "%s %d, %s %d, %s %d, unit %dms", field_name(l.order[0]), width(l, l.order[0]),
@@ -279,6 +302,26 @@ int32_t max_worker_id(const IdLayout& l) noexcept { return static_cast<int32_t>(
 int32_t max_sequence_of(const IdLayout& l) noexcept { return static_cast<int32_t>(mask(l.sequence_bits)); }
 int32_t ids_per_unit(const IdLayout& l) noexcept { return max_sequence_of(l) + 1; }
 int32_t id_bits(const IdLayout& l) noexcept { return l.time_bits + l.worker_bits + l.sequence_bits; }
+
+bool time_leads(const IdLayout& l) noexcept { return l.order[0] == IdField::Time; }
+
+bool id_fits(const IdLayout& l, int64_t id) noexcept {
+    return id >= 0 && (static_cast<uint64_t>(id) >> id_bits(l)) == 0;
+}
+
+bool time_of_ms(const IdLayout& l, int64_t ms_since_epoch, int64_t* time) noexcept {
+    if (ms_since_epoch < 0) return false;
+    const int64_t t = ms_since_epoch / l.unit_ms;  // not negative: division floors
+    if (t > max_time(l)) return false;
+    *time = t;
+    return true;
+}
+
+bool ms_of_time(const IdLayout& l, int64_t time, int64_t* ms) noexcept {
+    if (time < 0 || time > INT64_MAX / l.unit_ms) return false;
+    *ms = time * l.unit_ms;
+    return true;
+}
 
 int64_t compose_in(const IdLayout& l, int64_t time, int32_t worker, int32_t sequence) noexcept {
     const uint64_t t = (static_cast<uint64_t>(time) & mask(l.time_bits)) << field_shift(l, IdField::Time);

@@ -11,10 +11,14 @@
 //           widths add up to at most 63 (bit 63 stays zero: ids are
 //           positive bigints); the unit is 1 to 1000 ms (default 1ms).
 //
-// Status: the core and its tests only. The id path, the mark, the WAL, the
-// fleet key, the SQL functions and the SDK still use layout.hpp's fixed
-// 41/10/12 layout (the profile `twitter`); nothing reads snowflake.layout
-// yet.
+// Status: ids of other systems (foreign ids) and of other splits are read
+// and built under a layout argument by the SQL functions snowflake_decode_as(),
+// snowflake_compose_as(), snowflake_from_timestamp_as() and
+// snowflake_layouts() (src/pg/layouts.cpp), and by snowflake-inspect
+// --layout (src/inspect). The node's own ids (the id path,
+// the mark, the WAL, the fleet key, the other SQL functions) and the SDK
+// still use layout.hpp's fixed 41/10/12 layout (the profile `twitter`);
+// nothing reads snowflake.layout yet.
 #pragma once
 
 #include "pure.hpp"
@@ -57,6 +61,22 @@ const LayoutProfile* find_layout_profile(const char* name) noexcept;  // nullptr
 // The profile equal to layout, nullptr if none (a custom split).
 const LayoutProfile* profile_of(const IdLayout& layout) noexcept;
 
+// A layout given as an argument (a function's, a command's): the layout, and
+// the profile its text names with that profile's foreign epoch. A text that
+// spells the fields names no profile and carries no epoch, even when it is
+// Discord's split: only a name says whose ids they are.
+struct LayoutArg {
+    IdLayout layout;
+    int64_t own_epoch_unix_ms = -1;          // the profile's foreign epoch; -1: none of its own
+    const LayoutProfile* profile = nullptr;  // the profile named; nullptr: the fields were written
+};
+// parse_layout(), and the profile named. On failure writes parse_layout's
+// sentence into why.
+bool parse_layout_arg(const char* text, LayoutArg* out, char* why, size_t why_size) noexcept;
+// The profiles' names in the table's order, separated by ", ", into out
+// (truncated to size); own_epoch_only: only those with a foreign epoch.
+void profile_names(char* out, size_t size, bool own_epoch_only) noexcept;
+
 // The layout's own limits: widths of at least one bit each, 63 bits in
 // all, each field once, a unit of 1 to 1000 ms. Writes why not (a sentence
 // for an error's detail) into why.
@@ -75,6 +95,20 @@ int32_t max_sequence_of(const IdLayout& layout) noexcept;
 int32_t ids_per_unit(const IdLayout& layout) noexcept;
 // The top id bit the layout can set, plus one: ids stay below 2^id_bits.
 int32_t id_bits(const IdLayout& layout) noexcept;
+
+// Whether the time field is the top one: then ids order by time, and
+// compose_in(layout, t, 0, 0) is at most every id of unit t and later (the
+// bound of a range scan). "worker 4, time 30, sequence 2" orders by worker.
+bool time_leads(const IdLayout& layout) noexcept;
+// Whether id can be an id of the layout: not negative and below 2^id_bits.
+bool id_fits(const IdLayout& layout, int64_t id) noexcept;
+// The time field of the instant ms_since_epoch milliseconds after the epoch,
+// floored to its unit; false when the instant lies before the epoch or past
+// the lifetime's last unit.
+bool time_of_ms(const IdLayout& layout, int64_t ms_since_epoch, int64_t* time) noexcept;
+// Milliseconds from the epoch to the start of unit `time`; false when time
+// is negative or the milliseconds do not fit in 64 bits.
+bool ms_of_time(const IdLayout& layout, int64_t time, int64_t* ms) noexcept;
 
 // Packs the fields; out-of-range bits are masked off, never carried into a
 // neighbour (the caller checks the ranges first).

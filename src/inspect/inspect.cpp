@@ -3,6 +3,7 @@
 #include "core/ascii.hpp"
 #include "core/epoch.hpp"
 #include "core/generator.hpp"
+#include "core/id_layout.hpp"
 #include "core/layout.hpp"
 #include "core/text.hpp"
 #include "core/text_id.hpp"
@@ -118,7 +119,8 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         r.error = std::move(message);
         return r;
     };
-    auto set_epoch = [&r](std::string_view value, std::string* message) {
+    bool epoch_given = false;
+    auto set_epoch = [&r, &epoch_given](std::string_view value, std::string* message) {
         std::string reason;
         if (!parse_epoch_option(value, &r.epoch_unix_us, &reason)) {
             *message = "invalid epoch \"" + std::string(value) + "\": " + reason +
@@ -127,6 +129,7 @@ Request parse_args(int argc, const char* const* argv) noexcept {
             return false;
         }
         r.epoch_name = std::string(value);
+        epoch_given = true;
         r.preset = core::ascii_iequal(value, "twitter")   ? Preset::Twitter
                    : core::ascii_iequal(value, "discord") ? Preset::Discord
                                               : Preset::None;
@@ -139,6 +142,14 @@ Request parse_args(int argc, const char* const* argv) noexcept {
                        "\": use decimal, base32 or base62 (in lower case; a format is never guessed)";
             return false;
         }
+        return true;
+    };
+
+    std::string layout_text;
+    bool layout_given = false;
+    auto set_layout = [&layout_text, &layout_given](std::string_view value, std::string*) {
+        layout_text = std::string(value);  // read once every option is in (--epoch may follow)
+        layout_given = true;
         return true;
     };
 
@@ -199,6 +210,14 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else if (a.substr(0, 9) == "--format=") {
             std::string message;
             if (!set_format(a.substr(9), &message)) return usage(message);
+        } else if (a == "-l" || a == "--layout") {
+            if (i + 1 >= argc || argv[i + 1] == nullptr)
+                return usage("option " + std::string(a) + " needs a value");
+            std::string message;
+            set_layout(argv[++i], &message);
+        } else if (a.substr(0, 9) == "--layout=") {
+            std::string message;
+            set_layout(a.substr(9), &message);
         } else if (a == "-t" || a == "--text-forms") {
             r.text_forms = true;
         } else if (a == "--from-timestamp") {
@@ -223,7 +242,7 @@ Request parse_args(int argc, const char* const* argv) noexcept {
                     r.format = Format::Json;
                 } else if (o == 't') {
                     r.text_forms = true;
-                } else if (o == 'e' || o == 'f') {
+                } else if (o == 'e' || o == 'f' || o == 'l') {
                     std::string_view value;
                     if (k + 1 < a.size()) {
                         value = a.substr(k + 1);
@@ -233,8 +252,10 @@ Request parse_args(int argc, const char* const* argv) noexcept {
                         return usage(std::string("option -") + o + " needs a value");
                     }
                     std::string message;
-                    if (!(o == 'e' ? set_epoch(value, &message) : set_format(value, &message)))
-                        return usage(message);
+                    const bool ok = o == 'e'   ? set_epoch(value, &message)
+                                    : o == 'f' ? set_format(value, &message)
+                                               : set_layout(value, &message);
+                    if (!ok) return usage(message);
                     break;
                 } else {
                     return usage("unknown option \"-" + std::string(1, o) + "\" in \"" + std::string(a) + "\"");
@@ -243,6 +264,25 @@ Request parse_args(int argc, const char* const* argv) noexcept {
         } else {
             return usage("unknown option \"" + std::string(a) + "\"");
         }
+    }
+    if (layout_given && !help && !version) {
+        core::LayoutArg arg;
+        char why[256] = "";
+        if (!core::parse_layout_arg(layout_text.c_str(), &arg, why, sizeof(why))) {
+            char names[128];
+            core::profile_names(names, sizeof(names), false);
+            return usage("invalid layout \"" + layout_text + "\": " + why + ". Use a profile (" + names +
+                         ") or the fields from the top bit down, such as \"time 39, sequence 8, worker 16, unit "
+                         "10ms\".");
+        }
+        r.layout = arg.layout;
+        if (!epoch_given && arg.own_epoch_unix_ms >= 0) {
+            r.epoch_unix_us = arg.own_epoch_unix_ms * core::kUsPerMs;
+            r.epoch_name = arg.profile->name;
+        }
+        if (r.preset == Preset::None && arg.profile != nullptr && std::string_view(arg.profile->name) == "discord")
+            r.preset = Preset::Discord;
+        if (r.layout.worker_bits != core::kWorkerBits) r.preset = Preset::None;  // no 5-bit halves
     }
     if (help) {
         r.action = Action::Help;
@@ -261,18 +301,36 @@ Request parse_args(int argc, const char* const* argv) noexcept {
     return r;
 }
 
-bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept {
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why,
+                            const core::IdLayout& layout) noexcept {
+    if (!core::time_leads(layout)) {
+        *why = "the layout does not order ids by time (its top field is not the time): no id bounds a time's ids";
+        return false;
+    }
     // Both lie within years 1 to 9999: the difference cannot overflow.
     const int64_t ms = core::floor_div(unix_us - epoch_unix_us, core::kUsPerMs);
+    int64_t time = 0;
     if (ms < 0) {
         *why = "the time lies before the epoch";
         return false;
     }
-    if (ms > core::kMaxMs) {
-        *why = "the time lies past the end of the epoch's 41-bit millisecond range (about 69.7 years)";
+    if (!core::time_of_ms(layout, ms, &time)) {
+        char text[160];
+        const double years = static_cast<double>(core::lifetime_end_unix_ms(layout, 0)) / (365.25 * 86400000.0);
+        if (layout == core::IdLayout{}) {  // the sentence of the node's layout, as before
+            std::snprintf(text, sizeof text,
+                          "the time lies past the end of the epoch's %d-bit millisecond range (about %.1f years)",
+                          layout.time_bits, years);
+        } else {
+            std::snprintf(
+                text, sizeof text,
+                "the time lies past the end of the layout's %d-bit range of %d ms units (about %.1f years)",
+                layout.time_bits, layout.unit_ms, years);
+        }
+        *why = text;
         return false;
     }
-    *id = core::first_id_of_ms(ms);
+    *id = core::compose_in(layout, time, 0, 0);
     return true;
 }
 
@@ -297,10 +355,18 @@ std::string usage_text() noexcept {
            "                                halves too: internal_worker, internal_process\n"
            "                     or Unix milliseconds (1420070400000), or an ISO 8601\n"
            "                     timestamp with a UTC offset (\"2024-06-01 00:00:00+02\")\n"
+           "  -l, --layout=LAYOUT  the bit layout the ids were made in (default: the\n"
+           "                     extension's, time 41, worker 10, sequence 12, unit 1ms):\n"
+           "                     a profile, twitter, js-safe, sonyflake, discord or\n"
+           "                     instagram (the last three with their system's epoch,\n"
+           "                     unless --epoch is given), or the fields from the top bit\n"
+           "                     down, \"time 39, sequence 8, worker 16, unit 10ms\", as\n"
+           "                     SQL's snowflake_decode_as() reads them\n"
            "  --from-timestamp=TIME  instead of decoding: the smallest id of the\n"
-           "                     millisecond of TIME (a timestamp with a UTC offset, or\n"
-           "                     Unix milliseconds) under the epoch, as SQL's\n"
-           "                     snowflake_from_timestamp(): WHERE id >= that id\n"
+           "                     millisecond (the layout's time unit) of TIME (a\n"
+           "                     timestamp with a UTC offset, or Unix milliseconds)\n"
+           "                     under the epoch, as SQL's snowflake_from_timestamp():\n"
+           "                     WHERE id >= that id\n"
            "  -f, --format=FORMAT  the text format of the ids given: decimal (the\n"
            "                     default), base32 (13 characters of Crockford's base32,\n"
            "                     either case, hyphens ignored) or base62 (11\n"
@@ -313,7 +379,7 @@ std::string usage_text() noexcept {
            "  -h, --help         show this help\n"
            "  -V, --version      show the version\n"
            "Short options combine: -je discord is -j -e discord, -tf base32 is\n"
-           "-t -f base32.\n"
+           "-t -f base32, -jl sonyflake is -j -l sonyflake.\n"
            "\n"
            "Output: one line per input, in input order, times in UTC (RFC 3339):\n"
            "  252752938651381760 time=2026-11-29T11:09:56.497Z worker=7 sequence=0\n"
@@ -332,43 +398,56 @@ std::string version_text() noexcept {
 
 namespace {
 
-// A Snowflake id decoded under the epoch.
-Decoded snowflake_id(std::string_view token, int64_t id, int64_t epoch_unix_us) noexcept {
-    const core::Fields f = core::decompose(id);
+// A Snowflake id decoded under the epoch and the layout.
+Decoded snowflake_id(std::string_view token, int64_t id, int64_t epoch_unix_us,
+                     const core::IdLayout& layout) noexcept {
+    if (!core::id_fits(layout, id)) {
+        const int bits = core::id_bits(layout);  // below 63: every positive bigint fits 63 bits
+        Decoded bad = invalid(token, "");
+        bad.error = "not an id of the layout: its ids are below 2^" + std::to_string(bits) + " (" +
+                    to_string(int64_t{1} << bits) + ")";
+        return bad;
+    }
+    const core::Fields f = core::decompose_in(layout, id);
+    int64_t ms = 0, us = 0, unix_us = 0;
+    if (!core::ms_of_time(layout, f.ms, &ms) || __builtin_mul_overflow(ms, core::kUsPerMs, &us) ||
+        __builtin_add_overflow(epoch_unix_us, us, &unix_us))
+        return invalid(token, "its time is out of range: the layout's time field is too wide for a 64-bit time");
     Decoded d;
     d.kind = Kind::Snowflake;
     d.input = std::string(token);
     d.canonical = to_string(id);
     d.id = id;
-    d.ms = f.ms;
+    d.ms = ms;
     d.worker = f.worker;
     d.sequence = f.sequence;
     d.epoch_unix_us = epoch_unix_us;
-    // |epoch| < 2^58 us and ms < 2^41: no overflow.
-    d.unix_us = epoch_unix_us + f.ms * core::kUsPerMs;
+    d.unix_us = unix_us;
     return d;
 }
 
 // A token read as an id of a text format (base32, base62), or a UUID.
-Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f) noexcept;
+Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f,
+                       const core::IdLayout& layout) noexcept;
 
 }  // namespace
 
-Decoded decode_token(std::string_view token, int64_t epoch_unix_us, core::TextFormat id_format) noexcept {
+Decoded decode_token(std::string_view token, int64_t epoch_unix_us, core::TextFormat id_format,
+                     const core::IdLayout& layout) noexcept {
     if (token.empty()) return invalid(token, "empty input");
-    if (id_format != core::TextFormat::Decimal) return decode_text_id(token, epoch_unix_us, id_format);
+    if (id_format != core::TextFormat::Decimal) return decode_text_id(token, epoch_unix_us, id_format, layout);
 
     if (all_digits(token)) {
         int64_t id = 0;
         if (!parse_decimal(token, &id))
             return invalid(token, "out of range: larger than 9223372036854775807, the largest bigint");
-        return snowflake_id(token, id, epoch_unix_us);
+        return snowflake_id(token, id, epoch_unix_us, layout);
     }
     if (token[0] == '-' && all_digits(token.substr(1))) {
         const std::string_view digits = token.substr(1);
         if (digits.find_first_not_of('0') != std::string_view::npos)
             return invalid(token, "negative: Snowflake ids are positive bigints (bit 63 is zero)");
-        Decoded zero = decode_token("0", epoch_unix_us);  // -0 is 0, as in SQL
+        Decoded zero = decode_token("0", epoch_unix_us, core::TextFormat::Decimal, layout);  // -0 is 0, as in SQL
         zero.input = std::string(token);
         return zero;
     }
@@ -403,13 +482,14 @@ Decoded decode_token(std::string_view token, int64_t epoch_unix_us, core::TextFo
 
 namespace {
 
-Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f) noexcept {
+Decoded decode_text_id(std::string_view token, int64_t epoch_unix_us, core::TextFormat f,
+                       const core::IdLayout& layout) noexcept {
     core::Uuid u{};
     // A UUID has 32 hexadecimal digits: no base32 (13) or base62 (11) id.
     if (core::parse_uuid_text(token, &u)) return decode_token(token, epoch_unix_us, core::TextFormat::Decimal);
     int64_t id = 0;
     core::TextError err;
-    if (core::decode_id(token, f, &id, &err)) return snowflake_id(token, id, epoch_unix_us);
+    if (core::decode_id(token, f, &id, &err)) return snowflake_id(token, id, epoch_unix_us, layout);
     Decoded d = invalid(token, "");
     d.error = std::string("not a ") + core::text_format_name(f) + " id: " + err.sentence;
     if (err.at >= 0) d.error += " (character " + std::to_string(err.at + 1) + ")";

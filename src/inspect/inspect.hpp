@@ -10,6 +10,7 @@
 // SQL decoders cannot disagree on what an id means.
 #pragma once
 
+#include "core/id_layout.hpp"
 #include "core/text_id.hpp"
 
 #include <cstdint>
@@ -46,14 +47,23 @@ struct Request {
     // or base62 only when named: never guessed from the characters)
     core::TextFormat id_format = core::TextFormat::Decimal;
     bool text_forms = false;  // --text-forms: show each id's base32 and base62 text
+    // --layout NAME|TEXT: the layout the ids were made in (the node's 41/10/12
+    // without it). A profile with an epoch of its own (discord, sonyflake,
+    // instagram) brings it unless --epoch is given; the preset's worker
+    // halves apply only to a 10-bit worker id, and --layout discord implies
+    // Discord's unless --epoch names another.
+    core::IdLayout layout;
 };
 
 // --from-timestamp TIME (Action::Compose): the smallest id any node can issue
 // in the millisecond of TIME under the epoch, as snowflake_from_timestamp()
-// in SQL. TIME is an ISO 8601 timestamp with a UTC offset or Unix
+// in SQL (snowflake_from_timestamp_as() under a layout: the first id of
+// TIME's unit). TIME is an ISO 8601 timestamp with a UTC offset or Unix
 // milliseconds. False, and *why, when TIME lies before the epoch or past the
-// end of its 41-bit millisecond range.
-bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why) noexcept;
+// end of the layout's time field (41 bits of milliseconds by default), or
+// when the layout's top field is not the time (its ids do not order by time).
+bool compose_from_timestamp(int64_t unix_us, int64_t epoch_unix_us, int64_t* id, std::string* why,
+                            const core::IdLayout& layout = core::IdLayout{}) noexcept;
 // The answer: the id alone (text), or
 //   {"from_timestamp":"2026-01-01T00:00:00.000Z","id":"..."} (JSON).
 std::string format_composed(Format f, int64_t unix_us, int64_t id) noexcept;
@@ -83,7 +93,7 @@ struct Decoded {
     std::string canonical;  // the id in decimal, or the UUID in lower-case 8-4-4-4-12 form
     // Snowflake ids
     int64_t id = 0;         // the id
-    int64_t ms = 0;         // milliseconds since the epoch (41 bits)
+    int64_t ms = 0;         // milliseconds since the epoch (the time field times its unit)
     int32_t worker = 0;
     int32_t sequence = 0;
     int64_t epoch_unix_us = 0;
@@ -118,9 +128,11 @@ void add_text_forms(Decoded* d) noexcept;
 // format, 32 hexadecimal digits, optionally in 8-4-4-4-12 groups and
 // optionally in braces, are a UUID, which must be an RFC 9562 version-7
 // UUID (no id of any format has that form). Anything else is invalid, with
-// the reason.
+// the reason. An id is decoded under the layout (the node's by default); an
+// id at or above 2^id_bits of the layout is not one of its ids (invalid).
 Decoded decode_token(std::string_view token, int64_t epoch_unix_us,
-                     core::TextFormat id_format = core::TextFormat::Decimal) noexcept;
+                     core::TextFormat id_format = core::TextFormat::Decimal,
+                     const core::IdLayout& layout = core::IdLayout{}) noexcept;
 
 // Splits a line of input at spaces, tabs, commas and line ends.
 std::vector<std::string_view> split_tokens(std::string_view line) noexcept;

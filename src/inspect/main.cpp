@@ -20,6 +20,7 @@ struct Run {
     si::Preset preset;
     snowflake::core::TextFormat id_format;
     bool text_forms;
+    snowflake::core::IdLayout layout;
     bool any_invalid = false;
 };
 
@@ -30,7 +31,7 @@ void put(const std::string& s, FILE* f) {
 
 void decode_line(Run& run, std::string_view text, long line) {
     for (std::string_view token : si::split_tokens(text)) {
-        si::Decoded d = si::decode_token(token, run.epoch_unix_us, run.id_format);
+        si::Decoded d = si::decode_token(token, run.epoch_unix_us, run.id_format, run.layout);
         si::add_preset_fields(&d, run.preset);
         if (run.text_forms) si::add_text_forms(&d);
         if (d.kind == si::Kind::Invalid) {
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
         case si::Action::Compose: {
             int64_t id = 0;
             std::string why;
-            if (!si::compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why)) {
+            if (!si::compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why, r.layout)) {
                 std::fprintf(stderr, "snowflake-inspect: --from-timestamp %s: %s\n",
                              si::format_time(r.compose_unix_us).c_str(), why.c_str());
                 return si::kExitInvalidInput;
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
         return si::kExitUsage;
     }
 
-    Run run{r.format, r.epoch_unix_us, r.preset, r.id_format, r.text_forms};
+    Run run{r.format, r.epoch_unix_us, r.preset, r.id_format, r.text_forms, r.layout};
     if (r.read_stdin) {
         decode_stdin(run);
     } else {
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
                 decode_stdin(run);
             } else if (si::split_tokens(input).empty()) {
                 // An empty argument is an input too, and not an id.
-                const si::Decoded d = si::decode_token(input, run.epoch_unix_us, run.id_format);
+                const si::Decoded d = si::decode_token(input, run.epoch_unix_us, run.id_format, run.layout);
                 run.any_invalid = true;
                 put(si::error_message(d, 0), stderr);
                 if (run.format == si::Format::Json) put(si::format_json(d), stdout);

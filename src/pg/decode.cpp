@@ -1,10 +1,12 @@
 // Decoders and constructors of Snowflake ids. They need no shared state and
 // work without shared_preload_libraries. Bad input is an error naming the
-// value, never a clamped or wrapped result.
+// value, never a clamped or wrapped result. The checks both they and the
+// functions of any layout (layouts.cpp) make are published in decode.hpp.
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
+#include "decode.hpp"
 #include "guc.hpp"
 
 extern "C" {
@@ -24,37 +26,56 @@ PG_FUNCTION_INFO_V1(snowflake_compose);
 
 namespace core = snowflake::core;
 
-namespace {
+namespace snowflake::pg {
 
-// The fields of an id; a negative id is an error.
-core::Fields checked_fields(int64 id) {
+void refuse_negative_id(int64 id) {
     if (!core::valid_id(id))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("snowflake id %lld is negative", static_cast<long long>(id)),
                         errhint("Snowflake ids are positive bigints; bit 63 is always zero.")));
-    return core::decompose(id);
 }
 
-// Raises an error for an infinite timestamp; `what` names the argument.
 void require_finite(TimestampTz ts, const char* what, const char* hint) {
     if (TIMESTAMP_NOT_FINITE(ts))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE), errmsg("%s must be finite", what),
                         errhint("%s", hint)));
 }
 
-// The timestamp ms milliseconds after epoch; out of range is an error.
-TimestampTz id_time(int64 ms, TimestampTz epoch) {
-    require_finite(epoch, "epoch",
-                   "Give the epoch the ids were made with, such as '2025-01-01 00:00:00+00'.");
+TimestampTz time_after_epoch(int64 ms, TimestampTz epoch) {
+    require_finite(epoch, "epoch", "Give the epoch the ids were made with, such as '2025-01-01 00:00:00+00'.");
     TimestampTz ts;
-    if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts)) {
+    int64 us;
+    if (pg_mul_s64_overflow(ms, 1000, &us) || pg_add_s64_overflow(epoch, us, &ts) || !IS_VALID_TIMESTAMP(ts)) {
         char* epoch_text = pstrdup(timestamptz_to_str(epoch));
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("epoch %s plus %lld ms is out of range for timestamp with time zone",
-                               epoch_text, static_cast<long long>(ms)),
+                        errmsg("epoch %s plus %lld ms is out of range for timestamp with time zone", epoch_text,
+                               static_cast<long long>(ms)),
                         errhint("Give the epoch the ids were made with.")));
     }
     return ts;
+}
+
+Datum decoded_row(FunctionCallInfo fcinfo, TimestampTz ts, int32 worker, int32 sequence) {
+    TupleDesc tupdesc;
+    if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "return type must be a row type");
+    Datum values[3] = {TimestampTzGetDatum(ts), Int32GetDatum(worker), Int32GetDatum(sequence)};
+    bool nulls[3] = {false, false, false};
+    HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
+    return HeapTupleGetDatum(tuple);
+}
+
+}  // namespace snowflake::pg
+
+namespace {
+
+using snowflake::pg::require_finite;
+using snowflake::pg::time_after_epoch;
+
+// The fields of an id; a negative id is an error.
+core::Fields checked_fields(int64 id) {
+    snowflake::pg::refuse_negative_id(id);
+    return core::decompose(id);
 }
 
 // Milliseconds since the configured epoch of a timestamp that ids can carry.
@@ -82,14 +103,7 @@ int64 id_ms(TimestampTz ts) {
 // The (ts, worker_id, sequence) row of an id.
 Datum decode_row(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch) {
     const core::Fields f = checked_fields(id);
-    TupleDesc tupdesc;
-    if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "return type must be a row type");
-    Datum values[3] = {TimestampTzGetDatum(id_time(f.ms, epoch)), Int32GetDatum(f.worker),
-                       Int32GetDatum(f.sequence)};
-    bool nulls[3] = {false, false, false};
-    HeapTuple tuple = heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
-    return HeapTupleGetDatum(tuple);
+    return snowflake::pg::decoded_row(fcinfo, time_after_epoch(f.ms, epoch), f.worker, f.sequence);
 }
 
 }  // namespace
@@ -99,13 +113,13 @@ extern "C" {
 // snowflake_timestamp(id): its time, in the configured epoch.
 Datum snowflake_timestamp(PG_FUNCTION_ARGS) {
     const core::Fields f = checked_fields(PG_GETARG_INT64(0));
-    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, snowflake::pg::current_epoch()));
+    PG_RETURN_TIMESTAMPTZ(time_after_epoch(f.ms, snowflake::pg::current_epoch()));
 }
 
 // snowflake_timestamp(id, epoch): its time in the given epoch.
 Datum snowflake_timestamp_epoch(PG_FUNCTION_ARGS) {
     const core::Fields f = checked_fields(PG_GETARG_INT64(0));
-    PG_RETURN_TIMESTAMPTZ(id_time(f.ms, PG_GETARG_TIMESTAMPTZ(1)));
+    PG_RETURN_TIMESTAMPTZ(time_after_epoch(f.ms, PG_GETARG_TIMESTAMPTZ(1)));
 }
 
 // snowflake_worker_id(id): its worker id.

@@ -1,7 +1,7 @@
 -- The SQL API of snowflake as the catalog records it: signatures, argument
 -- names, return types, volatility, strictness, parallel safety, comments,
 -- the statistics view and the privileges of snowflake_stats_reset().
--- (The uuidv7 functions and those of text ids are tested separately.)
+-- (The uuidv7 functions and those of text ids and layouts are tested separately.)
 BEGIN;
 SELECT plan(68);
 
@@ -93,12 +93,19 @@ SELECT results_eq($$
 $$, $$ VALUES
     ('snowflake_advance_floor', 'after_id bigint'),
     ('snowflake_compose', 'ts timestamp with time zone, worker_id integer, sequence integer'),
+    ('snowflake_compose_as', 'ts timestamp with time zone, worker_id integer, sequence integer, layout text'),
+    ('snowflake_compose_as', 'ts timestamp with time zone, worker_id integer, sequence integer, layout text, epoch timestamp with time zone'),
     ('snowflake_convert', 'tab regclass, col name DEFAULT ''id''::name, drop_sequence boolean DEFAULT false, widen boolean DEFAULT false, raise_floor boolean DEFAULT false, dry_run boolean DEFAULT false'),
     ('snowflake_decode', 'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode', 'id bigint, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
+    ('snowflake_decode_as', 'id bigint, layout text, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
+    ('snowflake_decode_as', 'id bigint, layout text, epoch timestamp with time zone, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer'),
     ('snowflake_decode_text', 't text, format text DEFAULT ''base32''::text'),
     ('snowflake_encode', 'id bigint, format text DEFAULT ''base32''::text'),
     ('snowflake_from_timestamp', 'ts timestamp with time zone'),
+    ('snowflake_from_timestamp_as', 'ts timestamp with time zone, layout text'),
+    ('snowflake_from_timestamp_as', 'ts timestamp with time zone, layout text, epoch timestamp with time zone'),
+    ('snowflake_layouts', 'OUT name text, OUT layout text, OUT id_bits integer, OUT workers integer, OUT ids_per_unit integer, OUT unit_ms integer, OUT lifetime_years numeric, OUT epoch timestamp with time zone, OUT lifetime_end timestamp with time zone, OUT note text'),
     ('snowflake_nextval', ''),
     ('snowflake_nextval_batch', 'count integer'),
     ('snowflake_sequence', 'id bigint'),
@@ -124,7 +131,7 @@ SELECT is_empty($$
 $$, 'every snowflake_* function has a COMMENT');
 SELECT is((SELECT count(*)::int FROM pg_proc p
            WHERE p.proname LIKE 'snowflake\_%' AND p.pronamespace = 'public'::regnamespace),
-          21, 'twenty-one snowflake_* functions (the seven of text ids: test/pgtap/06_text_ids.sql; snowflake_convert: test/pgtap/08_convert.sql)');
+          28, 'twenty-eight snowflake_* functions (the seven of text ids: test/pgtap/06_text_ids.sql; snowflake_convert: test/pgtap/08_convert.sql; the seven of layouts: test/pgtap/09_layouts.sql)');
 SELECT isnt(obj_description('snowflake_stats'::regclass, 'pg_class'), NULL, 'the view snowflake_stats has a COMMENT');
 
 -- The statistics view.

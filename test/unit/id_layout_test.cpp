@@ -239,3 +239,102 @@ TEST(IdLayout, TheSpreadKeepsIdsIncreasingAndItsCapacityBounded) {
 }
 
 }  // namespace
+
+namespace {
+
+// What the SQL functions and snowflake-inspect --layout add to the core:
+// the profile an argument names (with its system's epoch), whether ids
+// order by time, whether an id fits, and the time field of an instant.
+
+TEST(IdLayoutArg, AProfileNameBringsItsSystemsEpoch) {
+    LayoutArg a;
+    char why[200] = "";
+    ASSERT_TRUE(parse_layout_arg("discord", &a, why, sizeof(why))) << why;
+    EXPECT_EQ(a.layout, profile("discord"));
+    EXPECT_EQ(a.own_epoch_unix_ms, 1420070400000);
+    ASSERT_NE(a.profile, nullptr);
+    EXPECT_STREQ(a.profile->name, "discord");
+    ASSERT_TRUE(parse_layout_arg("  sonyflake", &a, why, sizeof(why))) << why;
+    EXPECT_EQ(a.own_epoch_unix_ms, 1409529600000);  // 2014-09-01 00:00:00 UTC
+    ASSERT_TRUE(parse_layout_arg("instagram", &a, why, sizeof(why))) << why;
+    EXPECT_EQ(a.own_epoch_unix_ms, 1314220021721);
+    // Our own profiles and a written layout carry no epoch, even when the
+    // text is Discord's split.
+    ASSERT_TRUE(parse_layout_arg("js-safe", &a, why, sizeof(why))) << why;
+    EXPECT_EQ(a.own_epoch_unix_ms, -1);
+    EXPECT_STREQ(a.profile->name, "js-safe");
+    ASSERT_TRUE(parse_layout_arg("time 41, worker 10, sequence 12", &a, why, sizeof(why))) << why;
+    EXPECT_EQ(a.own_epoch_unix_ms, -1);
+    EXPECT_EQ(a.profile, nullptr);
+    EXPECT_EQ(a.layout, profile("discord"));
+    // A refusal is parse_layout's.
+    EXPECT_FALSE(parse_layout_arg("Discord", &a, why, sizeof(why)));
+    EXPECT_NE(std::string(why).find("neither a profile"), std::string::npos) << why;
+    EXPECT_FALSE(parse_layout_arg(nullptr, &a, why, sizeof(why)));
+}
+
+TEST(IdLayoutArg, ProfileNamesAreTheTablesInOrder) {
+    char names[200];
+    profile_names(names, sizeof(names), false);
+    EXPECT_STREQ(names, "twitter, js-safe, sonyflake, discord, instagram");
+    profile_names(names, sizeof(names), true);
+    EXPECT_STREQ(names, "sonyflake, discord, instagram");
+    char short_buffer[10];
+    profile_names(short_buffer, sizeof(short_buffer), false);
+    EXPECT_EQ(std::string(short_buffer).size(), 9u);  // truncated, terminated
+}
+
+TEST(IdLayoutArg, TimeLeadsOnlyWhenTheTimeFieldIsTheTopOne) {
+    for (const LayoutProfile* p : all_profiles()) EXPECT_TRUE(time_leads(p->layout)) << p->name;
+    EXPECT_FALSE(time_leads(parsed("worker 4, time 30, sequence 2")));
+    EXPECT_FALSE(time_leads(parsed("sequence 4, worker 4, time 30")));
+}
+
+TEST(IdLayoutArg, AnIdFitsBelowTheLayoutsTopBit) {
+    const IdLayout& js = profile("js-safe");
+    EXPECT_TRUE(id_fits(js, 0));
+    EXPECT_TRUE(id_fits(js, (int64_t{1} << 53) - 1));
+    EXPECT_FALSE(id_fits(js, int64_t{1} << 53));
+    EXPECT_FALSE(id_fits(js, -1));
+    EXPECT_TRUE(id_fits(profile("twitter"), INT64_MAX));
+    EXPECT_FALSE(id_fits(profile("twitter"), INT64_MIN));
+}
+
+TEST(IdLayoutArg, TimeFieldOfAnInstantFloorsToItsUnit) {
+    const IdLayout& sf = profile("sonyflake");
+    int64_t t = -5;
+    ASSERT_TRUE(time_of_ms(sf, 0, &t));
+    EXPECT_EQ(t, 0);
+    ASSERT_TRUE(time_of_ms(sf, 19, &t));
+    EXPECT_EQ(t, 1);
+    ASSERT_TRUE(time_of_ms(sf, 20, &t));
+    EXPECT_EQ(t, 2);
+    EXPECT_FALSE(time_of_ms(sf, -1, &t));  // before the epoch
+    // The last unit of the lifetime, and the first millisecond after it.
+    const int64_t end = lifetime_end_unix_ms(sf, 0);
+    ASSERT_TRUE(time_of_ms(sf, end - 1, &t));
+    EXPECT_EQ(t, max_time(sf));
+    EXPECT_FALSE(time_of_ms(sf, end, &t));
+    const IdLayout& tw = profile("twitter");
+    ASSERT_TRUE(time_of_ms(tw, kMaxMs, &t));
+    EXPECT_EQ(t, kMaxMs);
+    EXPECT_FALSE(time_of_ms(tw, kMaxMs + 1, &t));
+    EXPECT_FALSE(time_of_ms(tw, INT64_MAX, &t));
+    EXPECT_FALSE(time_of_ms(tw, INT64_MIN, &t));
+}
+
+TEST(IdLayoutArg, MillisecondsOfATimeFieldOverflowCleanly) {
+    int64_t ms = -5;
+    ASSERT_TRUE(ms_of_time(profile("sonyflake"), 3, &ms));
+    EXPECT_EQ(ms, 30);
+    ASSERT_TRUE(ms_of_time(profile("twitter"), kMaxMs, &ms));
+    EXPECT_EQ(ms, kMaxMs);
+    // 62 bits of 1000 ms units: the last ones do not fit in 64-bit milliseconds.
+    const IdLayout wide = parsed("time 61, worker 1, sequence 1, unit 1000ms");
+    ASSERT_TRUE(ms_of_time(wide, 1000, &ms));
+    EXPECT_EQ(ms, 1000000);
+    EXPECT_FALSE(ms_of_time(wide, max_time(wide), &ms));
+    EXPECT_FALSE(ms_of_time(wide, -1, &ms));
+}
+
+}  // namespace

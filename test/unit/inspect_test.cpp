@@ -532,3 +532,139 @@ TEST(InspectTextIds, TextForms) {
     add_text_forms(&x);
     EXPECT_TRUE(x.base32.empty());
 }
+
+// ---------------------------------------------------------------------------
+// Layouts (--layout): ids of other systems and other splits
+
+namespace {
+
+const core::IdLayout& profile_layout(const char* name) {
+    const core::LayoutProfile* p = core::find_layout_profile(name);
+    EXPECT_NE(p, nullptr) << name;
+    static core::IdLayout none;
+    return p != nullptr ? p->layout : none;
+}
+
+constexpr int64_t kSonyflakeEpochUs = int64_t{1409529600000} * 1000;  // 2014-09-01T00:00:00Z
+
+}  // namespace
+
+TEST(InspectLayout, AProfileBringsItsEpochUnlessOneIsGiven) {
+    Request r = parse({"--layout", "discord", "175928847299117063"});
+    ASSERT_EQ(r.action, Action::Decode) << r.error;
+    EXPECT_EQ(r.layout, profile_layout("discord"));
+    EXPECT_EQ(r.epoch_unix_us, kDiscordEpochMs * 1000);
+    EXPECT_EQ(r.preset, Preset::Discord) << "Discord's worker halves";
+    r = parse({"--layout=sonyflake"});
+    EXPECT_EQ(r.layout, profile_layout("sonyflake"));
+    EXPECT_EQ(r.epoch_unix_us, kSonyflakeEpochUs);
+    EXPECT_EQ(r.epoch_name, "sonyflake");
+    // An epoch given wins, before or after --layout.
+    EXPECT_EQ(parse({"--epoch=1000", "--layout", "sonyflake"}).epoch_unix_us, 1000000);
+    EXPECT_EQ(parse({"--layout", "sonyflake", "-e", "1000"}).epoch_unix_us, 1000000);
+    // A layout without an epoch of its own keeps the default, as without --layout.
+    r = parse({"--layout", "js-safe"});
+    EXPECT_EQ(r.layout, profile_layout("js-safe"));
+    EXPECT_EQ(r.epoch_unix_us, kDefaultEpochUs);
+    r = parse({"--layout", "time 39, sequence 8, worker 16, unit 10ms"});
+    ASSERT_EQ(r.action, Action::Decode) << r.error;
+    EXPECT_EQ(r.layout, profile_layout("sonyflake"));
+    EXPECT_EQ(r.epoch_unix_us, kDefaultEpochUs) << "written fields name no system";
+    // Without --layout: the node's layout, as before.
+    EXPECT_EQ(parse({}).layout, core::IdLayout{});
+}
+
+TEST(InspectLayout, WorkerHalvesOnlyWhereTheWorkerIdHasTenBits) {
+    EXPECT_EQ(parse({"--layout", "sonyflake", "--epoch", "discord"}).preset, Preset::None);
+    EXPECT_EQ(parse({"--epoch", "twitter", "--layout", "twitter"}).preset, Preset::Twitter);
+    EXPECT_EQ(parse({"--epoch", "twitter", "--layout", "discord"}).preset, Preset::Twitter);
+    EXPECT_EQ(parse({"--layout", "instagram"}).preset, Preset::None);
+}
+
+TEST(InspectLayout, BadLayoutsAreUsageErrors) {
+    Request r = parse({"--layout", "time 41, worker 10"});
+    ASSERT_EQ(r.action, Action::Usage);
+    EXPECT_NE(r.error.find("invalid layout \"time 41, worker 10\""), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("all three fields"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("twitter, js-safe, sonyflake, discord, instagram"), std::string::npos) << r.error;
+    EXPECT_EQ(parse({"--layout", "Discord"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--layout"}).action, Action::Usage);
+    EXPECT_EQ(parse({"--layout="}).action, Action::Usage);
+}
+
+TEST(InspectLayout, DecodesUnderTheLayout) {
+    // Discord's documented id, as SQL's snowflake_decode_as(id, 'discord').
+    Decoded d = decode_token("175928847299117063", kDiscordEpochMs * 1000, core::TextFormat::Decimal,
+                             profile_layout("discord"));
+    ASSERT_EQ(d.kind, Kind::Snowflake) << d.error;
+    EXPECT_EQ(d.ms, 41944705796);
+    EXPECT_EQ(d.worker, 32);
+    EXPECT_EQ(d.sequence, 7);
+    // sonyflake: unit 3 of 10 ms, sequence 5, machine 4660 (the lowest bits).
+    d = decode_token("50663988", kSonyflakeEpochUs, core::TextFormat::Decimal, profile_layout("sonyflake"));
+    ASSERT_EQ(d.kind, Kind::Snowflake) << d.error;
+    EXPECT_EQ(d.ms, 30) << "milliseconds, not units";
+    EXPECT_EQ(d.worker, 4660);
+    EXPECT_EQ(d.sequence, 5);
+    EXPECT_EQ(format_text(d), "50663988 time=2014-09-01T00:00:00.030Z worker=4660 sequence=5");
+    EXPECT_NE(format_json(d).find("\"ms_since_epoch\":30,"), std::string::npos) << format_json(d);
+    // An id above the layout's bits is not one of its ids.
+    d = decode_token("9007199254740992", kDefaultEpochUs, core::TextFormat::Decimal, profile_layout("js-safe"));
+    ASSERT_EQ(d.kind, Kind::Invalid);
+    EXPECT_EQ(d.error, "not an id of the layout: its ids are below 2^53 (9007199254740992)");
+    d = decode_token("9007199254740991", kDefaultEpochUs, core::TextFormat::Decimal, profile_layout("js-safe"));
+    EXPECT_EQ(d.kind, Kind::Snowflake);
+    EXPECT_EQ(d.worker, 63);
+    EXPECT_EQ(d.sequence, 63);
+    // A base32 id and -0 under a layout.
+    EXPECT_EQ(decode_token("00000001G0001", kSonyflakeEpochUs, core::TextFormat::Base32,
+                           profile_layout("sonyflake"))
+                  .worker,
+              1);
+    EXPECT_EQ(decode_token("-0", kSonyflakeEpochUs, core::TextFormat::Decimal, profile_layout("sonyflake")).kind,
+              Kind::Snowflake);
+    // A time past what 64-bit microseconds hold is refused, not wrapped.
+    core::IdLayout wide;
+    char why[200];
+    ASSERT_TRUE(core::parse_layout("time 61, worker 1, sequence 1, unit 1000ms", &wide, why, sizeof(why)));
+    d = decode_token("9223372036854775807", 0, core::TextFormat::Decimal, wide);
+    ASSERT_EQ(d.kind, Kind::Invalid);
+    EXPECT_NE(d.error.find("out of range"), std::string::npos) << d.error;
+}
+
+TEST(InspectLayout, FromTimestampUnderTheLayout) {
+    int64_t id = 0;
+    std::string why;
+    // sonyflake: floored to its 10 ms unit.
+    ASSERT_TRUE(compose_from_timestamp(kSonyflakeEpochUs + 39999, kSonyflakeEpochUs, &id, &why,
+                                       profile_layout("sonyflake")));
+    EXPECT_EQ(id, int64_t{3} << 24);
+    EXPECT_FALSE(
+        compose_from_timestamp(kSonyflakeEpochUs - 1, kSonyflakeEpochUs, &id, &why, profile_layout("sonyflake")));
+    EXPECT_NE(why.find("before the epoch"), std::string::npos);
+    const int64_t end_ms = core::lifetime_end_unix_ms(profile_layout("sonyflake"), 0);
+    EXPECT_FALSE(compose_from_timestamp(end_ms * 1000, 0, &id, &why, profile_layout("sonyflake")));
+    EXPECT_EQ(why, "the time lies past the end of the layout's 39-bit range of 10 ms units (about 174.2 years)");
+    // The fixed layout's sentence is unchanged.
+    EXPECT_FALSE(compose_from_timestamp((core::kMaxMs + 1) * 1000, 0, &id, &why));
+    EXPECT_EQ(why, "the time lies past the end of the epoch's 41-bit millisecond range (about 69.7 years)");
+    // No bound where ids do not order by time.
+    core::IdLayout l;
+    char w[200];
+    ASSERT_TRUE(core::parse_layout("worker 4, time 30, sequence 2", &l, w, sizeof(w)));
+    EXPECT_FALSE(compose_from_timestamp(1000, 0, &id, &why, l));
+    EXPECT_NE(why.find("does not order ids by time"), std::string::npos) << why;
+    // The command line takes --layout beside --from-timestamp.
+    const Request r = parse({"--layout", "discord", "--from-timestamp", "2016-04-30T11:18:25.796Z"});
+    ASSERT_EQ(r.action, Action::Compose) << r.error;
+    ASSERT_TRUE(compose_from_timestamp(r.compose_unix_us, r.epoch_unix_us, &id, &why, r.layout));
+    EXPECT_EQ(id, 175928847299117063 - 32 * 4096 - 7);
+}
+
+TEST(InspectLayout, ShortOptionL) {
+    EXPECT_EQ(parse({"-l", "sonyflake"}).layout, profile_layout("sonyflake"));
+    const Request r = parse({"-jlsonyflake"});
+    EXPECT_EQ(r.format, Format::Json);
+    EXPECT_EQ(r.layout, profile_layout("sonyflake"));
+    EXPECT_EQ(parse({"-l"}).action, Action::Usage);
+}
