@@ -189,11 +189,19 @@ def sql_section(out, meta):
                 ratio(prefix + phase, prefix + "other_node"), per_s(rs, "overflow_waits"), top, sql_waits,
                 commas(max(http, 0)), med["load_cores"], commas(statistics.median(rates)) if rates else "-",
                 "%d of %d rounds" % (saw.count("yes"), len(rs)) if "-" not in saw else "-"))
+    def http_rate(phase):
+        """HTTP ids a second at the SQL node over PHASE's SQL runs, and that as a share of the ceiling."""
+        rs = of(phase)
+        secs = sum(float(r["seconds"]) for r in rs)
+        x = (sum(int(r["ids_sql_node"]) for r in rs) - sum(int(r["statements"]) for r in rs)) / secs if secs else 0
+        return "%s ids/s, %.0f%% of the ceiling" % (commas(max(x, 0)), 100 * x / ceiling)
+
     sh_alone, sh_burn, sh_other = (ratio("pull", b) for b in ("alone", "burn", "other_node"))
-    s += ["", "Shared worker id (node 1): SQL p99 beside a buffer client pulling from the same node **%.2fx** the control "
-          "with the same CPU load and no HTTP (burn), **%.2fx** the same client pulling from another node, **%.2fx** "
-          "idle; %.0f overflow waits a second on the node (SQL's and the endpoint's together)." % (
-              sh_burn, sh_other, sh_alone, per_s(of("pull"), "overflow_waits"))]
+    s += ["", "Shared worker id (node 1): SQL p99 beside a buffer client pulling from the same node (%s over the SQL "
+          "runs, 429 pauses included) **%.2fx** the control with the same CPU load and no HTTP (burn), **%.2fx** the "
+          "same client pulling from another node, **%.2fx** idle; %.0f overflow waits a second on the node (SQL's and "
+          "the endpoint's together)." % (
+              http_rate("pull"), sh_burn, sh_other, sh_alone, per_s(of("pull"), "overflow_waits"))]
     own = of("own_pull")
     if own:
         o_alone, o_burn, o_other = (ratio("own_pull", "own_" + b) for b in ("alone", "burn", "other_node"))
@@ -204,11 +212,11 @@ def sql_section(out, meta):
         def verdict(x):
             return "met" if x <= g else "NOT met"
         s += ["", "Own worker id (node 4, `snowflake.http_worker_id` set): SQL p99 beside the same client pulling from "
-              "the same node **%.2fx** its control with the same CPU load (burn; goal <= %.1fx: **%s**), **%.2fx** idle "
+              "the same node (%s) **%.2fx** its control with the same CPU load (burn; goal <= %.1fx: **%s**), **%.2fx** idle "
               "(goal <= %.1fx: **%s**), **%.2fx** the client pulling from another node. Overflow waits on the node: %s "
               "over the phase's rounds (%.0f a second); SQL's highest sequence was %d of %d, so %s. "
               "The shared-id pull over this one, p99 (median of rounds): **%.2fx**." % (
-                  o_burn, g, verdict(o_burn), o_alone, g, verdict(o_alone), o_other, commas(waits),
+                  http_rate("own_pull"), o_burn, g, verdict(o_burn), o_alone, g, verdict(o_alone), o_other, commas(waits),
                   per_s(own, "overflow_waits"), top, last_seq,
                   "no overflow wait was charged to SQL callers (every one counted was the endpoint's)" if top < last_seq
                   else "this run cannot rule out an overflow wait charged to SQL callers",
