@@ -3,7 +3,10 @@
 # refilling from real nodes' HTTP endpoints, measured three ways in one run
 # on three throwaway nodes (static worker ids 1, 2, 3, snowflake.http_listen
 # on free loopback ports, snowflake.http_max_ids_per_second at its default)
-# and HAProxy with docs/haproxy/haproxy.cfg in front of them:
+# and HAProxy with docs/haproxy/haproxy.cfg in front of them, and a fourth
+# node for part 3 only, not behind HAProxy, the same but for its endpoint on
+# a worker id of its own (snowflake.worker_id 4, snowflake.http_worker_id
+# OWN_HTTP_ID):
 #
 #   1 latency   the time of one buffered call, `await buf.nextId()` in Node.js
 #               (process.hrtime.bigint()) and `buf.next_id()` in Python
@@ -17,18 +20,23 @@
 #               clients of `SELECT count(*) FROM snowflake_nextval_batch(10000)`
 #               on node 1 for as long (the SQL batch rate, as bench/http.sh
 #               measures it), alternating over PULL_ROUNDS rounds.
-#   3 sql       `SELECT snowflake_nextval()` latency on node 1, one statement at
-#               a time (bench/lib/sql_latency.sh, as bench/http_ceiling.sh),
-#               in four phases alternating within each of SQL_ROUNDS rounds:
-#               alone; pull: one Node.js buffer client pulling from node 1's
-#               endpoint as fast as it can (if it outruns the ceiling: a 429,
-#               and it waits out Retry-After); other node: the same client pulling from node
-#               2 (the same kind of CPU load on this machine, no HTTP at node 1);
-#               burn: CPU burners (bench/buffer/burn.py) using as much CPU as
-#               the pull phase's client and HTTP worker did, no HTTP at all.
-#               Goal (issue 32): p99 <= 1.5x idle, with the endpoint on a
-#               worker id of its own, which is not built: today HTTP and SQL
-#               share node 1's worker id, and that is what is measured.
+#   3 sql       `SELECT snowflake_nextval()` latency, one statement at a time
+#               (bench/lib/sql_latency.sh, as bench/http_ceiling.sh), on node 1
+#               (HTTP and SQL share its worker id) and on node 4 (the endpoint
+#               on its own worker id), in eight phases alternating within each
+#               of SQL_ROUNDS rounds, four on each node: alone; pull: one
+#               Node.js buffer client pulling from that node's endpoint as fast
+#               as it can (if it outruns the ceiling: a 429, and it waits out
+#               Retry-After); other node: the same client pulling from node 2
+#               (the same kind of CPU load on this machine, no HTTP at the SQL
+#               node); burn: CPU burners (bench/buffer/burn.py) using as much
+#               CPU as that node's pull phase's client and HTTP worker did, no
+#               HTTP at all. Besides overflow_waits (the node's: both
+#               generators), the highest sequence among the SQL session's ids:
+#               on node 4 SQL's generator has no other caller, so below a
+#               millisecond's last it shows no overflow wait was SQL's.
+#               Goal (issue 32): p99 <= 1.5x idle with the endpoint on its own
+#               worker id, read against the control with the same CPU load.
 #
 # Prints and writes; asserts nothing. Figures are read as ratios within the
 # run (the machine's other work moves every absolute figure).
@@ -71,7 +79,10 @@ LAT_RATE=100000        # calls a second in the latency runs
 SQL_BATCH=10000        # ids per snowflake_nextval_batch() statement (the buffer's largest batch)
 SQL_CLIENTS=4
 PULL_CLIENTS=(node1 node2 python1 python2)
-SQL_PHASES=(alone pull other_node burn)
+# Part 3's phases, alternating in this order: each node's alone, pull,
+# other node and burn (own_*: node 4, the endpoint on its own worker id).
+SQL_PHASES=(alone own_alone pull own_pull other_node own_other_node burn own_burn)
+OWN_HTTP_ID=1000       # node 4's snowflake.http_worker_id, distinct from every worker id here
 PY=/usr/bin/python3
 CLIENT_JS=$ROOT/bench/buffer/client.js
 CLIENT_PY=$ROOT/bench/buffer/client.py
@@ -117,6 +128,15 @@ for n in 1 2 3; do
     # The first id after start waits for a reservation: not part of any run.
     curl -s -o /dev/null "http://127.0.0.1:$PORT/v1/ids/batch?count=1"
 done
+step "setup: node 4 (snowflake.worker_id = 4, snowflake.http_worker_id = $OWN_HTTP_ID), not behind HAProxy"
+D4=$(pg_tmpdir)
+http_node_start "$D4" bench/buffer.sh "shared_preload_libraries = 'snowflake'" "snowflake.worker_id = 4" \
+    "snowflake.http_worker_id = $OWN_HTTP_ID" "autovacuum = off" "log_min_messages = info"
+PORT4=$PORT
+pg_psql "$D4" -c "CREATE EXTENSION snowflake"
+curl -s -o /dev/null "http://127.0.0.1:$PORT4/v1/ids/batch?count=1"
+[ "$(pg_val "$D4" "SELECT http_worker_id FROM snowflake_stats")" = "$OWN_HTTP_ID" ] \
+    || { echo "bench/buffer.sh: node 4 does not show http_worker_id $OWN_HTTP_ID" >&2; exit 1; }
 D1=${NODE_DIRS[0]}
 CEILING=$(pg_val "$D1" "SELECT boot_val FROM pg_settings WHERE name = 'snowflake.http_max_ids_per_second'")
 step "setup: HAProxy with docs/haproxy/haproxy.cfg before the three nodes"
@@ -197,32 +217,49 @@ for r in $(seq 1 "$PULL_ROUNDS"); do
 done
 
 # =============================================================================
-# 3: SQL latency on node 1 beside a buffer client, and the controls.
+# 3: SQL latency beside a buffer client, and the controls: on node 1 (HTTP and
+# SQL share its worker id) and on node 4 (the endpoint on its own worker id).
 # =============================================================================
-sql_latency_script "$W/calls.sql" "$SQL_CALLS"
+IDS=$W/sql_ids.txt                   # the SQL session's ids of the last run (psql writes it as postgres)
+: >"$IDS"
+chmod 666 "$IDS"
+sql_latency_script "$W/calls.sql" "$SQL_CALLS" "$IDS"
 STOP=$W/stop
-printf 'round\tphase\tstatements\tp50_ms\tp99_ms\tmean_ms\toverflow_waits\tids_node1\tids_node2\tseconds\tload_cores\tload_pids\tclient_ids_per_s\tclient_429\n' \
+declare -A PULL_CORES                # a node's pull phase's load in this round, for its burn phase
+printf 'round\tphase\tsql_node\tstatements\tp50_ms\tp99_ms\tmean_ms\toverflow_waits\tsql_max_sequence\tids_sql_node\tids_pulled_node\tseconds\tload_cores\tload_pids\tclient_ids_per_s\tclient_429\n' \
     >"$W/sql.tsv"
 for r in $(seq 1 "$SQL_ROUNDS"); do
     for phase in "${SQL_PHASES[@]}"; do
+        # The SQL node (1 or 4) and, for a client phase, the node it pulls from.
+        case $phase in
+            own_*) sql_node=4; sql_dir=$D4 ;;
+            *)     sql_node=1; sql_dir=$D1 ;;
+        esac
         rm -f "$STOP"
         load_pids=()
-        case $phase in
+        pulled_dir=
+        case ${phase#own_} in
             pull|other_node)
-                target=${NODE_DIRS[0]}; port=${NODE_PORTS[0]}
-                if [ "$phase" = other_node ]; then target=${NODE_DIRS[1]}; port=${NODE_PORTS[1]}; fi
+                if [ "${phase#own_}" = other_node ]; then
+                    pulled_dir=${NODE_DIRS[1]}; port=${NODE_PORTS[1]}
+                elif [ "$sql_node" = 4 ]; then
+                    pulled_dir=$D4; port=$PORT4
+                else
+                    pulled_dir=$D1; port=${NODE_PORTS[0]}
+                fi
                 client_cmd node
                 "${CMD[@]}" pull "http://127.0.0.1:$port" "$(now_ms)" $(($(now_ms) + 600000)) "$STOP" \
                     >"$W/sql_client_${r}_$phase.out" 2>"$W/sql_client_${r}_$phase.err" &
                 BG_PIDS+=($!)
-                load_pids=($! "$(http_worker_pid "$target")")
-                [ -n "${load_pids[1]}" ] || { echo "bench/buffer.sh: no HTTP worker in $target" >&2; exit 1; }
+                load_pids=($! "$(http_worker_pid "$pulled_dir")")
+                [ -n "${load_pids[1]}" ] || { echo "bench/buffer.sh: no HTTP worker in $pulled_dir" >&2; exit 1; }
                 sleep 1                   # the client is pulling before the SQL run starts
                 ;;
             burn)
-                # As many burners as the pull phase of this round used cores
-                # (its client and node 1's HTTP worker), each busy that share.
-                read -r k duty <<<"$(awk -v c="$PULL_CORES" 'BEGIN { k = int(c) + (c > int(c)); if (k < 1) k = 1; printf "%d %.3f", k, c / k }')"
+                # As many burners as the same node's pull phase of this round
+                # used cores (its client and that node's HTTP worker), each
+                # busy that share.
+                read -r k duty <<<"$(awk -v c="${PULL_CORES[$sql_node]}" 'BEGIN { k = int(c) + (c > int(c)); if (k < 1) k = 1; printf "%d %.3f", k, c / k }')"
                 for _ in $(seq 1 "$k"); do
                     "$PY" "$BURN" "$duty" "$STOP" &
                     load_pids+=($!)
@@ -231,28 +268,32 @@ for r in $(seq 1 "$SQL_ROUNDS"); do
                 sleep 0.5
                 ;;
         esac
-        step "3 sql: round $r/$SQL_ROUNDS, $phase: $SQL_CALLS statements on node 1"
+        step "3 sql: round $r/$SQL_ROUNDS, $phase: $SQL_CALLS statements on node $sql_node"
         c0=$(cpu_ticks "${load_pids[@]}")
-        ids1a=$(node_ids "${NODE_DIRS[0]}"); ids2a=$(node_ids "${NODE_DIRS[1]}")
-        ow0=$(pg_val "$D1" "SELECT overflow_waits FROM snowflake_stats")
+        idsa=$(node_ids "$sql_dir"); idpa=-
+        [ -z "$pulled_dir" ] || [ "$pulled_dir" = "$sql_dir" ] || idpa=$(node_ids "$pulled_dir")
+        ow0=$(pg_val "$sql_dir" "SELECT overflow_waits FROM snowflake_stats")
         t0=$(date +%s.%N)
-        pg_psql "$D1" -f "$W/calls.sql" >"$W/sql_${r}_$phase.out"
+        pg_psql "$sql_dir" -f "$W/calls.sql" >"$W/sql_${r}_$phase.out"
         t1=$(date +%s.%N)
-        ow1=$(pg_val "$D1" "SELECT overflow_waits FROM snowflake_stats")
-        ids1b=$(node_ids "${NODE_DIRS[0]}"); ids2b=$(node_ids "${NODE_DIRS[1]}")
+        ow1=$(pg_val "$sql_dir" "SELECT overflow_waits FROM snowflake_stats")
+        idsb=$(node_ids "$sql_dir"); ids_pulled=-
+        [ "$idpa" = - ] || ids_pulled=$(($(node_ids "$pulled_dir") - idpa))
+        [ "$pulled_dir" != "$sql_dir" ] || ids_pulled=$((idsb - idsa))
         c1=$(cpu_ticks "${load_pids[@]}")
         touch "$STOP"
         for p in "${BG_PIDS[@]}"; do wait "$p" || { echo "bench/buffer.sh: a load process of phase $phase failed" >&2; cat "$W"/sql_client_*.err >&2; exit 1; }; done
         BG_PIDS=()
         cores=$(awk -v c=$((c1 - c0)) -v t="$TICK" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", c / t / (b - a) }')
-        [ "$phase" != pull ] || PULL_CORES=$cores
+        [ "${phase#own_}" != pull ] || PULL_CORES[$sql_node]=$cores
         client_rate=- client_429=-
         if [ -f "$W/sql_client_${r}_$phase.out" ]; then
             client_rate=$(awk -F'\t' '$1 == "ids_per_s" { print $2 }' "$W/sql_client_${r}_$phase.out")
             client_429=$(awk -F'\t' '$1 == "last_error" { print ($2 ~ /429/ ? "yes" : "no") }' "$W/sql_client_${r}_$phase.out")
         fi
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$phase" "$(sql_latency_summary "$W/sql_${r}_$phase.out")" \
-            $((ow1 - ow0)) $((ids1b - ids1a)) $((ids2b - ids2a)) \
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$phase" "$sql_node" \
+            "$(sql_latency_summary "$W/sql_${r}_$phase.out")" $((ow1 - ow0)) "$(sql_ids_max_sequence "$IDS")" \
+            $((idsb - idsa)) "$ids_pulled" \
             "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$cores" "${#load_pids[@]}" "$client_rate" "$client_429" \
             >>"$W/sql.tsv"
     done
@@ -268,10 +309,11 @@ cp "$W/sql.tsv" "$OUT/data/buffer_sql.tsv"
         "$MODE" "$LAT_CALLS" "$LAT_RATE" "$PULL_S" "$PULL_ROUNDS"
     printf 'SQL_CALLS\t%s\nSQL_ROUNDS\t%s\nSQL_BATCH\t%s\nSQL_CLIENTS\t%s\nCEILING\t%s\n' \
         "$SQL_CALLS" "$SQL_ROUNDS" "$SQL_BATCH" "$SQL_CLIENTS" "$CEILING"
+    printf 'OWN_HTTP_ID\t%s\n' "$OWN_HTTP_ID"
     printf 'LOAD_START\t%s\nLOAD_END\t%s\nELAPSED_S\t%s\n' "$LOAD_START" "$LOAD_END" $(($(date +%s) - START_S))
     printf 'DATE_UTC\t%s\n' "$(date -u -d "@$START_S" '+%Y-%m-%d %H:%M UTC')"
     printf 'COMMIT\t%s\n' "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    printf 'DIRTY\t%s\n' "$(git -C "$ROOT" status --porcelain -- sdk bench/buffer bench/buffer.sh 2>/dev/null | wc -l)"
+    printf 'DIRTY\t%s\n' "$(git -C "$ROOT" status --porcelain -- sdk bench/buffer bench/buffer.sh bench/lib 2>/dev/null | wc -l)"
     printf 'NODE\t%s\nPYTHON\t%s\n' "$(node --version)" "$("$PY" --version 2>&1)"
     printf 'HAPROXY\t%s\n' "$(haproxy -v 2>/dev/null | head -1)"
     printf 'PG_VERSION\t%s\n' "$(pg_val "$D1" "SHOW server_version")"

@@ -5,7 +5,7 @@
 #
 #   make bench          (= bench/run.sh after build + install) full run, about
 #                       8 minutes on 2 cores, suite 10 about 3 more and
-#                       suite 11 about 3 more.
+#                       suite 11 about 4 more.
 #                       Writes bench/results/latest.md, bench/results/*.png,
 #                       bench/results/data/*.tsv and the generated results
 #                       section of docs/benchmarks.md.

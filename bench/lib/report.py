@@ -458,19 +458,25 @@ plot "{work}/calls_rate.dat" using 0:2:xtic(1) with boxes lc rgb "#4477aa" notit
 
 # --- bench/http_ceiling.sh ---------------------------------------------------------------
 
+# own_*: the second instance, its endpoint on a worker id of its own
+# (snowflake.http_worker_id; issue 32).
 CEILING_PHASES = (("alone", "alone (no HTTP client)"),
                   ("ceiling", "HTTP client, ceiling at its default"),
-                  ("no_ceiling", "HTTP client, no ceiling (0)"))
+                  ("no_ceiling", "HTTP client, no ceiling (0)"),
+                  ("own_alone", "own worker id: alone (no HTTP client)"),
+                  ("own_ceiling", "own worker id: HTTP client, ceiling at its default"),
+                  ("own_no_ceiling", "own worker id: HTTP client, no ceiling (0)"))
+GOAL_OWN_P99_RATIO = 1.5  # issue 32: SQL p99 beside a client at the ceiling, the endpoint on its own worker id, over idle
 
 
 class Ceiling:
     """http_ceiling.tsv: round phase setting statements p50_ms p99_ms mean_ms
     overflow_waits ids_issued seconds http_requests http_seconds http_non_2xx
-    http_socket_errors; http_ceiling_meta.tsv: name value."""
+    http_socket_errors sql_max_sequence; http_ceiling_meta.tsv: name value."""
 
     def __init__(self, out):
         self.rows = [dict(zip(("round", "phase", "setting", "tx", "p50", "p99", "mean", "ow", "ids", "s",
-                               "req", "hs", "non2xx", "sockerr"), r))
+                               "req", "hs", "non2xx", "sockerr", "maxseq"), r))
                      for r in read_tsv(os.path.join(out, "data", "http_ceiling.tsv"), header=True)]
         self.meta = dict((r[0], r[1]) for r in read_tsv(os.path.join(out, "data", "http_ceiling_meta.tsv")))
         self.ok = bool(self.rows)
@@ -479,14 +485,19 @@ class Ceiling:
         return [r for r in self.rows if r["phase"] == phase]
 
     def ratio(self, phase, field):
-        """Median over rounds of PHASE's FIELD over the same round's alone run."""
-        alone = {r["round"]: float(r[field]) for r in self.of("alone")}
+        """Median over rounds of PHASE's FIELD over the same round's alone run
+        of the same instance."""
+        alone = {r["round"]: float(r[field]) for r in self.of("own_alone" if phase.startswith("own_") else "alone")}
         x = [float(r[field]) / alone[r["round"]] for r in self.of(phase) if alone.get(r["round"])]
         return statistics.median(x) if x else float("nan")
 
     def ow_per_s(self, phase):
         rs = self.of(phase)
         return sum(int(r["ow"]) for r in rs) / sum(float(r["s"]) for r in rs)
+
+    def max_sequence(self, phase):
+        """The highest sequence among the SQL session's ids over PHASE's runs (-1: not recorded)."""
+        return max((int(r["maxseq"]) for r in self.of(phase) if r.get("maxseq", "-") not in ("-", "")), default=-1)
 
     def summary(self):
         """One sentence: the ratios and overflow waits (also in docs/benchmarks.md)."""
@@ -496,22 +507,43 @@ class Ceiling:
                 "%.0f without it, %.0f alone." % (
                     self.ratio("ceiling", "mean"), self.ratio("ceiling", "p50"), self.ratio("ceiling", "p99"),
                     self.ratio("no_ceiling", "mean"), self.ratio("no_ceiling", "p50"), self.ratio("no_ceiling", "p99"),
-                    self.ow_per_s("ceiling"), self.ow_per_s("no_ceiling"), self.ow_per_s("alone")))
+                    self.ow_per_s("ceiling"), self.ow_per_s("no_ceiling"), self.ow_per_s("alone"))
+                + self.own_summary())
+
+    def own_summary(self):
+        """The second instance's sentence (issue 32), or nothing if it was not run."""
+        if not self.of("own_ceiling"):
+            return ""
+        last = layout.ids_per_ms() - 1
+        top = max(self.max_sequence(p) for p in ("own_ceiling", "own_no_ceiling"))
+        p99 = self.ratio("own_ceiling", "p99")
+        return (" With the endpoint on a worker id of its own (`snowflake.http_worker_id`), against that instance's "
+                "rounds without HTTP: at the ceiling, mean **%.2fx** (p50 %.2fx, p99 **%.2fx**: issue 32's goal, p99 "
+                "<= %.1fx idle, **%s** here, where wrk is the client and no CPU-matched control is run); without the "
+                "ceiling, mean %.2fx (p50 %.2fx, p99 %.2fx). Its overflow waits per second, %.0f at the ceiling and %.0f "
+                "without it, were %s: the SQL session's highest sequence there was %d of %d." % (
+                    self.ratio("own_ceiling", "mean"), self.ratio("own_ceiling", "p50"), p99, GOAL_OWN_P99_RATIO,
+                    "met" if p99 <= GOAL_OWN_P99_RATIO else "NOT met",
+                    self.ratio("own_no_ceiling", "mean"), self.ratio("own_no_ceiling", "p50"),
+                    self.ratio("own_no_ceiling", "p99"), self.ow_per_s("own_ceiling"), self.ow_per_s("own_no_ceiling"),
+                    "all the endpoint's" if 0 <= top < last else "not shown to be the endpoint's alone", top, last))
 
     def markdown(self):
         m = self.meta
         batch = int(m.get("batch", 10000))
         ceiling = int(m.get("ceiling", 0))
         out = [
-            "One psql session runs `SELECT snowflake_nextval()` %s times, one statement at a time, in each of three phases, alternating within each of %s round(s) on one instance:" % (commas(m.get("calls", 0)), m.get("rounds")),
+            "One psql session runs `SELECT snowflake_nextval()` %s times, one statement at a time, in each of six phases, alternating within each of %s round(s) on two instances, three phases on each:" % (commas(m.get("calls", 0)), m.get("rounds")),
             "*alone*; *ceiling*: while one HTTP client (wrk, one keep-alive connection) pulls `GET /v1/ids/batch?count=%d` in a loop," % batch,
             "`snowflake.http_max_ids_per_second` at its default (%s ids/s, %.0f%% of the %s ids/s cap); *no ceiling*: the same client, the setting 0." % (commas(ceiling), 100 * ceiling / CAP, commas(CAP)),
+            "The first instance's HTTP ids and SQL ids share worker id 1 (and its 4,096 ids a millisecond); the second's endpoint issues under a worker id of its own (*own worker id*: `snowflake.worker_id = 2`, `snowflake.http_worker_id = %s`)." % m.get("own_http_id", "?"),
             "The setting changes by ALTER SYSTEM and a reload between phases. Latency per statement is psql's `\\timing` (round trip included), ms, nearest rank;",
-            "overflow waits and ids issued are `snowflake_stats` deltas over the SQL run (SQL and HTTP ids together); HTTP figures over wrk's run, from 0.5 s before the SQL run to its end.",
-            "Ratios are medians over rounds of the phase's figure over the *alone* run of the same round.",
+            "overflow waits and ids issued are `snowflake_stats` deltas over the SQL run (SQL and HTTP ids together, both generators); HTTP figures over wrk's run, from 0.5 s before the SQL run to its end.",
+            "*SQL's highest sequence*: the largest place within its millisecond (0 to %d) of any id the SQL session got; on the second instance SQL's generator has no other caller, so below %d it shows that no overflow wait was SQL's." % (layout.ids_per_ms() - 1, layout.ids_per_ms() - 1),
+            "Ratios are medians over rounds of the phase's figure over the same instance's *alone* run of the same round.",
             "",
-            "| phase | statements | p50 | p99 | mean | p50 / alone | p99 / alone | mean / alone | overflow waits (per s) | ids issued per s (% of cap) | HTTP ids per s | HTTP 429 (non-2xx) per s |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+            "| phase | statements | p50 | p99 | mean | p50 / alone | p99 / alone | mean / alone | overflow waits (per s) | SQL's highest sequence | ids issued per s (% of cap) | HTTP ids per s | HTTP 429 (non-2xx) per s |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for phase, label in CEILING_PHASES:
             rs = self.of(phase)
@@ -520,7 +552,7 @@ class Ceiling:
             secs = sum(float(r["s"]) for r in rs)
             ids_s = sum(int(r["ids"]) for r in rs) / secs
             med = {f: statistics.median(float(r[f]) for r in rs) for f in ("p50", "p99", "mean")}
-            if phase == "alone":
+            if phase in ("alone", "own_alone"):
                 ratios, http_ids, http_429 = "1 | 1 | 1", "-", "-"
             else:
                 ratios = "%.2f | %.2f | %.2f" % (self.ratio(phase, "p50"), self.ratio(phase, "p99"), self.ratio(phase, "mean"))
@@ -529,11 +561,14 @@ class Ceiling:
                 bad = sum(int(r["non2xx"]) for r in rs if r["req"] != "-")
                 http_ids = commas(ok * batch / hs) if hs else "-"
                 http_429 = "%.0f" % (bad / hs) if hs else "-"
-            out.append("| %s | %d | %.3f | %.3f | %.3f | %s | %d (%.0f) | %s (%.1f%%) | %s | %s |" % (
+            top = self.max_sequence(phase)
+            out.append("| %s | %d | %.3f | %.3f | %.3f | %s | %d (%.0f) | %s | %s (%.1f%%) | %s | %s |" % (
                 label, sum(int(r["tx"]) for r in rs), med["p50"], med["p99"], med["mean"], ratios,
-                sum(int(r["ow"]) for r in rs), self.ow_per_s(phase), commas(ids_s), 100 * ids_s / CAP, http_ids, http_429))
+                sum(int(r["ow"]) for r in rs), self.ow_per_s(phase), top if top >= 0 else "-", commas(ids_s),
+                100 * ids_s / CAP, http_ids, http_429))
         out += ["", self.summary(),
-                "Load average at the end: %s on %d cores (wrk, the HTTP worker, the backend and psql share them)." % (m.get("load_end", "?"), os.cpu_count())]
+                "Load average at the start: %s; at the end: %s on %d cores (wrk, the HTTP worker, the backend and psql share them)." % (
+                    m.get("load_start", "?"), m.get("load_end", "?"), os.cpu_count())]
         return "\n".join(out)
 
 
