@@ -27,7 +27,7 @@
 #               of SQL_ROUNDS rounds, four on each node: alone; pull: one
 #               Node.js buffer client pulling from that node's endpoint as fast
 #               as it can (if it outruns the ceiling: a 429, and it waits out
-#               Retry-After); other node: the same client pulling from node 2
+#               Retry-After-Ms); other node: the same client pulling from node 2
 #               (the same kind of CPU load on this machine, no HTTP at the SQL
 #               node); burn: CPU burners (bench/buffer/burn.py) using as much
 #               CPU as that node's pull phase's client and HTTP worker did, no

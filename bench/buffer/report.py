@@ -92,7 +92,7 @@ def pull_section(out, meta):
          "`SELECT count(*) FROM snowflake_nextval_batch(%s)` on node 1 (the SQL batch rate as `bench/http.sh` measures it: "
          "SQL makes the ids but sends only their count). The two alternate over %s round(s). Every node has "
          "`snowflake.http_max_ids_per_second` at its default, %s ids/s (three nodes: %s); a buffer that gets a 429 waits "
-         "out its Retry-After (whole seconds, at least 1) before it asks that URL again, and behind HAProxy the buffer "
+         "out its Retry-After-Ms (the exact wait of the node's ceiling, usually milliseconds) before it asks that URL again, and behind HAProxy the buffer "
          "sees one URL. All of it shares %d cores: the clients, HAProxy, three HTTP workers, pgbench and its backends." % (
              meta["PULL_S"], meta["SQL_CLIENTS"], meta["SQL_BATCH"], meta["PULL_ROUNDS"], commas(ceiling),
              commas(3 * ceiling), os.cpu_count()), "",
@@ -144,7 +144,7 @@ def sql_section(out, meta):
          "own (`snowflake.worker_id = 4`, `snowflake.http_worker_id = %s`; not behind HAProxy). Eight phases, four on each "
          "node, alternate within each of %s round(s), on each node %s. The pull client is the Node.js buffer, taking ids as fast as "
          "they come from the SQL node's own URL (no HAProxy) from 1 s before the SQL run to its end; where it outruns the "
-         "ceiling (%s ids/s, a token bucket of 100 ms) it gets a 429 and waits out Retry-After (at least 1 s): *429* says "
+         "ceiling (%s ids/s, a token bucket of 100 ms) it gets a 429 and waits out its Retry-After-Ms (the exact wait): *429* says "
          "in how many rounds it did; its rate over the phase is *client ids/s*. *Load* is the CPU the load processes used "
          "during the SQL run (the client and the pulled node's HTTP worker; the burners, as many as the same node's pull "
          "phase of the round used), in cores. Ratios are medians over rounds of a phase's figure over another phase's of "
