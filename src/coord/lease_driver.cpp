@@ -358,7 +358,18 @@ void LeaseDriver::clock_failover() noexcept {
             host_.record_backup_attempt("");  // the callers decide again
             break;
         case core::BackupStep::Take:
-            take_backup(r, -1);
+            // One key left to give back at a time: a new backup waits
+            // until the last one's key is deleted (or its lease gone).
+            if (stray_backup_ < 0) {
+                take_backup(r, -1);
+            } else {
+                char why[core::kLeaseErrorSize];
+                snprintf(why, sizeof(why),
+                         "the key of backup worker id %d, given back, could not be deleted yet (retried each turn)",
+                         stray_backup_);
+                host_.record_backup_attempt(why);
+                backup_retry_at_ns_ = host_.boot_ns() + core::lease::retry_delay_ns(1, cfg_.ttl_ms);
+            }
             break;
         case core::BackupStep::Return:
             end_backup(false);
