@@ -85,6 +85,18 @@ void say(char* why, size_t size, const char* text) noexcept {
 
 bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// The profile text names, spaces around the name allowed; nullptr if none.
+const LayoutProfile* profile_named(const char* text) noexcept {
+    while (is_space(*text)) text++;
+    size_t len = std::strlen(text);
+    while (len > 0 && is_space(text[len - 1])) len--;
+    char name[24];
+    if (len >= sizeof(name)) return nullptr;
+    std::memcpy(name, text, len);
+    name[len] = '\0';
+    return find_layout_profile(name);
+}
+
 // Reads a word of letters, hyphens or digits at p (after spaces).
 size_t word_at(const char* p, char* out, size_t size) noexcept {
     size_t n = 0;
@@ -182,7 +194,7 @@ bool parse_layout(const char* text, IdLayout* out, char* why, size_t why_size) n
         return false;
     }
     while (is_space(*text)) text++;
-    if (const LayoutProfile* p = find_layout_profile(text)) {
+    if (const LayoutProfile* p = profile_named(text)) {
         *out = p->layout;
         return true;
     }
@@ -260,8 +272,7 @@ bool parse_layout(const char* text, IdLayout* out, char* why, size_t why_size) n
 bool parse_layout_arg(const char* text, LayoutArg* out, char* why, size_t why_size) noexcept {
     IdLayout l;
     if (!parse_layout(text, &l, why, why_size)) return false;
-    while (is_space(*text)) text++;  // as parse_layout reads a name
-    const LayoutProfile* p = find_layout_profile(text);
+    const LayoutProfile* p = profile_named(text);  // as parse_layout reads a name
     out->layout = l;
     out->profile = p;
     out->own_epoch_unix_ms = p != nullptr ? p->foreign_epoch_unix_ms : -1;

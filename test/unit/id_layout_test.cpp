@@ -89,6 +89,7 @@ TEST(IdLayout, EveryProfileIsValidAndItsBoundsRoundTripWithoutCarry) {
         // The text form reads back as the same layout.
         EXPECT_EQ(parsed(layout_text(l).c_str()), l) << p->name << ": " << layout_text(l);
         EXPECT_EQ(parsed(p->name), l) << p->name;
+        EXPECT_EQ(parsed((std::string(" ") + p->name + " \t").c_str()), l) << p->name << ": spaces around";
     }
 }
 
@@ -254,7 +255,7 @@ TEST(IdLayoutArg, AProfileNameBringsItsSystemsEpoch) {
     EXPECT_EQ(a.own_epoch_unix_ms, 1420070400000);
     ASSERT_NE(a.profile, nullptr);
     EXPECT_STREQ(a.profile->name, "discord");
-    ASSERT_TRUE(parse_layout_arg("  sonyflake", &a, why, sizeof(why))) << why;
+    ASSERT_TRUE(parse_layout_arg("  sonyflake ", &a, why, sizeof(why))) << why;
     EXPECT_EQ(a.own_epoch_unix_ms, 1409529600000);  // 2014-09-01 00:00:00 UTC
     ASSERT_TRUE(parse_layout_arg("instagram", &a, why, sizeof(why))) << why;
     EXPECT_EQ(a.own_epoch_unix_ms, 1314220021721);
