@@ -3,7 +3,8 @@
 # a worker id of their own (snowflake.http_worker_id).
 #  21  HTTP ids carry snowflake.http_worker_id, SQL ids snowflake.worker_id,
 #      none twice under HTTP and SQL load at once; after kill -9 and a
-#      restart with the clock 5 s behind, HTTP ids above every earlier one
+#      restart with the clock 5 s behind, HTTP ids above every earlier one;
+#      the same after a clean stop and after snowflake_advance_floor()
 #  22  misconfigurations stop the server at start: the same id as
 #      snowflake.worker_id, out of range, no worker id, leased worker ids
 
@@ -75,6 +76,37 @@ case_21() {
             "$(pg_val "$C" "SELECT (snowflake_nextval() > $last)::int")" -eq 1
     else
         not_ok "21: HTTP ids after kill -9 and a restart" "$CODE $BODY"
+    fi
+
+    # A clean stop after HTTP ids (the SQL ids' last millisecond is earlier):
+    # the exact mark is the later of the two words'. Back 3 s further behind,
+    # the HTTP generator waits for the clock to pass its own last id.
+    if http_batch_ok "$C" 1000; then
+        last=$(jq -r '.ids[-1]' <<<"$BODY")
+        pg_stop "$C"
+        ft_set_us "$C" -8000000
+        http_start "$C" || { bail "21: started after a clean stop" "$(tail -5 "$C/server.log")"; return; }
+        if wait_for "HTTP ids after a clean stop" 30 http_batch_ok "$C" 10; then
+            first=$(jq -r '.ids[0]' <<<"$BODY")
+            is "21: after a clean stop and a restart with the clock 3 s further behind: HTTP ids above the last" \
+                "$(pg_val "$C" "SELECT $first > $last")" t
+        else
+            not_ok "21: HTTP ids after a clean stop" "$CODE $BODY"
+        fi
+    else
+        not_ok "21: a batch before a clean stop" "$CODE $BODY"
+    fi
+
+    # snowflake_advance_floor() raises the HTTP word too: a floor 3 s ahead
+    # of the clock (within the tolerance: waited out).
+    last=$(pg_val "$C" "SELECT snowflake_compose(now() + interval '3 s', 7, 0)")
+    pg_val "$C" "SELECT snowflake_advance_floor($last)" >/dev/null
+    if wait_for "HTTP ids after snowflake_advance_floor()" 30 http_batch_ok "$C" 10; then
+        first=$(jq -r '.ids[0]' <<<"$BODY")
+        is "21: after snowflake_advance_floor(), HTTP ids above the floor" \
+            "$(pg_val "$C" "SELECT (snowflake_timestamp($first) > snowflake_timestamp($last))")" t
+    else
+        not_ok "21: HTTP ids after snowflake_advance_floor()" "$CODE $BODY"
     fi
     ft_set_us "$C" 0
     pg_stop "$C"
