@@ -334,13 +334,12 @@ bool LeaseDriver::write_exact_mark(int32_t worker, int64_t exact_ms, int64_t rev
 // generator and the clock (taken only while a caller asks or a backup is in
 // use).
 void LeaseDriver::clock_failover() noexcept {
-    // Only ever with the lease that claimed it, and never the id this
-    // node issues under (turn() forgets a stray key whose lease is gone).
-    if (stray_backup_ >= 0 && stray_lease_ == lease_.lease_id && stray_backup_ != lease_.worker) {
-        if (coordinator_->unclaim(stray_backup_, stray_lease_).ok()) stray_backup_ = -1;
-    } else if (stray_backup_ >= 0) {
-        stray_backup_ = -1;
-    }
+    // With the lease that claimed it: the coordinator deletes the key only
+    // while that lease holds it (etcd compares the key's lease, ZooKeeper
+    // answers for the current session alone), so a later lease's claim of
+    // the same id is never touched; turn() forgets the key when its lease
+    // is gone.
+    if (stray_backup_ >= 0 && coordinator_->unclaim(stray_backup_, stray_lease_).ok()) stray_backup_ = -1;
     const int64_t tolerance = host_.backup_wanted();
     if (tolerance < 0 && backup_worker_ < 0) return;
     core::ClockReading r;
