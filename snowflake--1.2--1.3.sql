@@ -7,8 +7,9 @@
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.3'" to load this file. \quit
 
 -- snowflake_stats() gains the worker id the HTTP endpoint issues its ids
--- under (snowflake.http_worker_id; NULL while off): the view is made again
--- over it.
+-- under (snowflake.http_worker_id; NULL while off) and the node's layout
+-- (snowflake.layout, its ids a millisecond, the end of its lifetime): the
+-- view is made again over it.
 DROP VIEW snowflake_stats;
 DROP FUNCTION snowflake_stats();
 
@@ -44,7 +45,10 @@ CREATE FUNCTION snowflake_stats(
     OUT backup_worker_id integer,
     OUT backup_until timestamptz,
     OUT clock_failovers bigint,
-    OUT http_worker_id integer)
+    OUT http_worker_id integer,
+    OUT layout text,
+    OUT ids_per_ms integer,
+    OUT lifetime_end timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;
@@ -475,3 +479,52 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE
 ROWS 5;
 COMMENT ON FUNCTION snowflake_layouts() IS
 'the named layouts: text form, ids below 2^id_bits, workers, ids per time unit, lifetime, the epoch of the system whose ids they read and the end of its lifetime, what differs from the original';
+
+-- Decoders in the node's layout (snowflake.layout, 1.3) -----------------------
+-- The decoders without a layout argument read ids in snowflake.layout, a
+-- server setting: like those that read snowflake.epoch, they are STABLE.
+-- An index over one of the four that were IMMUTABLE stays as it is, but
+-- cannot be made again (pg_dump, pg_upgrade): each is named in a WARNING,
+-- with the IMMUTABLE form to build it on instead.
+DO $$
+DECLARE
+    f regprocedure;
+    idx record;
+BEGIN
+    FOR f IN SELECT unnest(ARRAY['snowflake_timestamp(bigint, timestamptz)'::regprocedure,
+                                 'snowflake_worker_id(bigint)'::regprocedure,
+                                 'snowflake_sequence(bigint)'::regprocedure,
+                                 'snowflake_decode(bigint, timestamptz)'::regprocedure])
+    LOOP
+        FOR idx IN SELECT DISTINCT d.objid::regclass AS name
+                     FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+                    WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_proc'::regclass
+                      AND d.refobjid = f AND c.relkind IN ('i', 'I')
+        LOOP
+            RAISE WARNING 'index % uses %, which is STABLE from snowflake 1.3 on', idx.name, f
+                USING DETAIL = 'The decoders without a layout read ids in snowflake.layout, a server setting. '
+                               'The index keeps working, but pg_dump and pg_upgrade cannot create it again.',
+                      HINT = 'Create it again over snowflake_decode_as(id, ''twitter'', epoch), which is IMMUTABLE, '
+                             'and drop this one.';
+        END LOOP;
+    END LOOP;
+END
+$$;
+ALTER FUNCTION snowflake_timestamp(bigint, timestamptz) STABLE;
+ALTER FUNCTION snowflake_worker_id(bigint) STABLE;
+ALTER FUNCTION snowflake_sequence(bigint) STABLE;
+ALTER FUNCTION snowflake_decode(bigint, timestamptz) STABLE;
+COMMENT ON FUNCTION snowflake_timestamp(bigint, timestamptz) IS
+'creation time of a Snowflake id of snowflake.layout made with the given epoch';
+COMMENT ON FUNCTION snowflake_worker_id(bigint) IS
+'worker id of a Snowflake id of snowflake.layout (twitter: bits 21-12)';
+COMMENT ON FUNCTION snowflake_sequence(bigint) IS
+'sequence of a Snowflake id of snowflake.layout (twitter: bits 11-0)';
+COMMENT ON FUNCTION snowflake_decode(bigint) IS
+'creation time (under snowflake.epoch), worker id and sequence of a Snowflake id of snowflake.layout';
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS
+'creation time, worker id and sequence of a Snowflake id of snowflake.layout made with the given epoch';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
+'smallest id any node can issue in the millisecond of ts (snowflake.layout): WHERE id >= snowflake_from_timestamp(t) is a primary-key range scan';
+COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer) IS
+'Snowflake id of snowflake.layout built from a time (under snowflake.epoch), a worker id and a sequence';

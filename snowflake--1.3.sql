@@ -39,23 +39,23 @@ COMMENT ON FUNCTION snowflake_timestamp(bigint) IS
 CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'snowflake_timestamp_epoch'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_timestamp(bigint, timestamptz) IS
-'creation time of a Snowflake id made with the given epoch';
+'creation time of a Snowflake id of snowflake.layout made with the given epoch';
 
 CREATE FUNCTION snowflake_worker_id(id bigint)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_worker_id'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_worker_id(bigint) IS
-'worker id bits (21-12) of a Snowflake id';
+'worker id of a Snowflake id of snowflake.layout (twitter: bits 21-12)';
 
 CREATE FUNCTION snowflake_sequence(id bigint)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_sequence'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS
-'sequence bits (11-0) of a Snowflake id';
+'sequence of a Snowflake id of snowflake.layout (twitter: bits 11-0)';
 
 CREATE FUNCTION snowflake_decode(id bigint,
                                  OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
@@ -63,15 +63,15 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_decode'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
-'creation time (under snowflake.epoch), worker id and sequence of a Snowflake id';
+'creation time (under snowflake.epoch), worker id and sequence of a Snowflake id of snowflake.layout';
 
 CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz,
                                  OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_decode_epoch'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS
-'creation time, worker id and sequence of a Snowflake id made with the given epoch';
+'creation time, worker id and sequence of a Snowflake id of snowflake.layout made with the given epoch';
 
 -- Constructors -------------------------------------------------------------
 
@@ -80,14 +80,14 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowflake_from_timestamp'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
-'smallest id any node can issue in the millisecond of ts: WHERE id >= snowflake_from_timestamp(t) is a primary-key range scan';
+'smallest id any node can issue in the millisecond of ts (snowflake.layout): WHERE id >= snowflake_from_timestamp(t) is a primary-key range scan';
 
 CREATE FUNCTION snowflake_compose(ts timestamptz, worker_id integer, sequence integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowflake_compose'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer) IS
-'Snowflake id built from a time (under snowflake.epoch), a worker id and a sequence';
+'Snowflake id of snowflake.layout built from a time (under snowflake.epoch), a worker id and a sequence';
 
 -- Statistics ---------------------------------------------------------------
 
@@ -123,7 +123,10 @@ CREATE FUNCTION snowflake_stats(
     OUT backup_worker_id integer,
     OUT backup_until timestamptz,
     OUT clock_failovers bigint,
-    OUT http_worker_id integer)
+    OUT http_worker_id integer,
+    OUT layout text,
+    OUT ids_per_ms integer,
+    OUT lifetime_end timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -148,9 +148,16 @@ FROM readings
 WHERE snowflake_timestamp(id) >= '2025-06-05 00:00:00+00'
   AND snowflake_timestamp(id) < '2025-06-06 00:00:00+00';
 
--- The explicit-epoch decoders are IMMUTABLE and may be indexed; those that
--- read snowflake.epoch are STABLE and may not.
-CREATE INDEX readings_time ON readings (snowflake_timestamp(id, '2025-01-01 00:00:00+00'));
-CREATE INDEX readings_worker ON readings (snowflake_worker_id(id));
+-- The decoders of an explicit layout and epoch are IMMUTABLE and may be
+-- indexed; those that read snowflake.layout or snowflake.epoch (server
+-- settings) are STABLE and may not.
+CREATE INDEX readings_time ON readings
+    (((snowflake_decode_as(id, 'twitter', '2025-01-01 00:00:00+00')).ts));
+CREATE INDEX readings_worker ON readings
+    (((snowflake_decode_as(id, 'twitter', '2025-01-01 00:00:00+00')).worker_id));
+SELECT count(*) AS same_by_index FROM readings
+WHERE (snowflake_decode_as(id, 'twitter', '2025-01-01 00:00:00+00')).worker_id = snowflake_worker_id(id);
+CREATE INDEX readings_time_epoch ON readings (snowflake_timestamp(id, '2025-01-01 00:00:00+00'));
+CREATE INDEX readings_worker_stable ON readings (snowflake_worker_id(id));
 CREATE INDEX readings_time_stable ON readings (snowflake_timestamp(id));
 DROP TABLE readings;

@@ -85,7 +85,8 @@
 #  18  the fleet's settings (issue 28): the first node under a prefix records
 #      its snowflake.epoch in <prefix>/fleet; a node whose epoch differs
 #      leases nothing and refuses ids (SF003) naming both epochs, with a hint,
-#      in snowflake_stats and in the log
+#      in snowflake_stats and in the log; a node whose snowflake.layout
+#      differs (js-safe in a twitter fleet) likewise, naming both layouts
 #  19  snowflake.lease_worker_ids = '900-901': two nodes hold 900 and 901, a
 #      third holds none (SF003, its last error names the range) until one
 #      stops; a range whose first id is above its last: FATAL at start
@@ -1023,7 +1024,7 @@ if wait_for "refused" 15 refused18; then
     is "18: ... message" "$msg" "this node's settings differ from its fleet's"
     like "18: ... the detail names both epochs" "$detail" "snowflake.epoch is 2024-01-01 00:00:00 UTC, the fleet's \\(in /case18/fleet\\) is 2025-01-01 00:00:00 UTC"
     like "18: ... the hint says what to do" "$(pg_psql "$G2" -c "SELECT snowflake_nextval()" 2>&1)" \
-        "HINT:  Set snowflake.epoch to the fleet's epoch"
+        "HINT:  Set snowflake.epoch and snowflake.layout to the fleet's"
     like "18: ... and the log says it, with the hint" "$(cat "$G2/server.log")" \
         "snowflake leases no worker id: this node's snowflake.epoch is 2024-01-01 00:00:00 UTC.*HINT:  Set snowflake.epoch"
     is "18: ... the fleet's record is unchanged" "$(key_value /case18/fleet)" "snowflake-fleet epoch_unix_us=1735689600000000"
@@ -1031,6 +1032,21 @@ else
     not_ok "18: a node with another epoch refuses to lease" "$(stat_of "$G2" "lease_state || ' ' || coalesce(lease_last_error, '')")"
 fi
 pg_stop "$G2"
+# The layout (issue 31) is the fleet's too: a js-safe node in a twitter fleet.
+G3=$(node g3 "snowflake.lease_prefix = '/case18'" "snowflake.layout = 'js-safe'")
+start "$G3" && helpers "$G3"
+refused18l() { [[ "$(stat_of "$G3" "coalesce(lease_last_error, '')" 2>/dev/null)" == *"snowflake.layout is"* ]]; }
+if wait_for "refused" 15 refused18l; then
+    is "18: a node with another layout holds no id" "$(stat_of "$G3" "lease_state || ' ' || coalesce(worker_id::text, 'none')")" "acquiring none"
+    is "18: ... its last error names both layouts" "$(stat_of "$G3" lease_last_error)" \
+        "this node's snowflake.layout is js-safe, the fleet's (in /case18/fleet) is twitter"
+    IFS=$'\x1f' read -r id state msg detail <<<"$(try_id "$G3")"
+    is "18: ... ids are refused: SF003" "$state" SF003
+    is "18: ... the fleet's record is unchanged" "$(key_value /case18/fleet)" "snowflake-fleet epoch_unix_us=1735689600000000"
+else
+    not_ok "18: a node with another layout refuses to lease" "$(stat_of "$G3" "lease_state || ' ' || coalesce(lease_last_error, '')")"
+fi
+pg_stop "$G3"
 pg_stop "$G1"
 
 echo "# 19: snowflake.lease_worker_ids confines a node to a range of worker ids"

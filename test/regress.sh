@@ -12,6 +12,8 @@
 #   3. without preload: test/regress/no_preload.conf: no_preload uuidv7 text_ids
 #      layouts (uuidv7, text_ids and layouts need no shared state; the same
 #      files and expected output)
+#   4. preloaded with snowflake.layout = 'js-safe': test/regress/js_safe.conf:
+#      layout_js_safe
 # After each run the instance's server log is searched for a backend killed by
 # a signal. On failure regression.diffs is printed; the exit status is
 # non-zero if any run failed.
@@ -32,12 +34,14 @@ PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 PRELOAD_TESTS=(generator decode bad_input settings uuidv7 text_ids layouts convert)
 NO_WORKER_TESTS=(no_worker_id)
 NO_PRELOAD_TESTS=(no_preload uuidv7 text_ids layouts)
+JS_SAFE_TESTS=(layout_js_safe)
 if [ $# -gt 0 ]; then
     want=" $* "
     filter() { local t; for t in "$@"; do [[ $want == *" $t "* ]] && echo "$t"; done; return 0; }
     mapfile -t PRELOAD_TESTS < <(filter "${PRELOAD_TESTS[@]}")
     mapfile -t NO_WORKER_TESTS < <(filter "${NO_WORKER_TESTS[@]}")
     mapfile -t NO_PRELOAD_TESTS < <(filter "${NO_PRELOAD_TESTS[@]}")
+    mapfile -t JS_SAFE_TESTS < <(filter "${JS_SAFE_TESTS[@]}")
 fi
 
 WORK=$(pg_tmpdir)
@@ -102,6 +106,7 @@ run() {
 run preload preload.conf --load-extension=snowflake "${PRELOAD_TESTS[@]}"
 run no_worker no_worker_id.conf "" "${NO_WORKER_TESTS[@]}"
 run no_preload no_preload.conf "" "${NO_PRELOAD_TESTS[@]}"
+run js_safe js_safe.conf "" "${JS_SAFE_TESTS[@]}"
 
 if [ $failed -ne 0 ]; then
     echo "pg_regress: FAILED" >&2

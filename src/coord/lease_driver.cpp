@@ -2,6 +2,7 @@
 
 #include "../core/backup.hpp"
 #include "../core/coord_schema.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/reservation.hpp"
 #include "../core/time.hpp"
 
@@ -192,8 +193,9 @@ void LeaseDriver::check_fleet() noexcept {
     const core::FleetCheck c = core::check_fleet_settings(r.value, fleet_, r.key, &sentence);
     if (r.created) {
         char text[400];
-        snprintf(text, sizeof(text), "snowflake recorded the fleet's settings in %s at %s: epoch %s",
-                 coordinator_->display_name(), r.key.c_str(), core::utc_text(fleet_.epoch_unix_us).c_str());
+        snprintf(text, sizeof(text), "snowflake recorded the fleet's settings in %s at %s: epoch %s, layout %s",
+                 coordinator_->display_name(), r.key.c_str(), core::utc_text(fleet_.epoch_unix_us).c_str(),
+                 core::geometry_text(fleet_.layout).c_str());
         host_.log(text, nullptr, nullptr);
     }
     core::lease::on_fleet_checked(lease_, cfg_, c, sentence.c_str(), host_.boot_ns());

@@ -4,6 +4,7 @@
 
 #include "ascii.hpp"
 #include "decimal.hpp"
+#include "id_layout.hpp"
 #include "layout.hpp"
 #include "time.hpp"
 
@@ -248,19 +249,48 @@ std::string utc_text(int64_t unix_us) noexcept {
 // ---------------------------------------------------------------------------
 // The fleet's settings
 
+namespace {
+
+std::string widths_text(const Geometry& g) {
+    return std::to_string(g.time_bits) + "/" + std::to_string(g.worker_bits) + "/" +
+           std::to_string(g.sequence_bits);
+}
+
+// "41/6/6": the widths of a geometry (layout.hpp's geometry_valid()).
+bool parse_widths(std::string_view v, Geometry* out) {
+    int64_t w[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        const size_t slash = i < 2 ? v.find('/') : v.size();
+        if (slash == std::string_view::npos || !parse_i64(v.substr(0, slash), &w[i]) || w[i] < 1 || w[i] > 63)
+            return false;
+        v = i < 2 ? v.substr(slash + 1) : std::string_view{};
+    }
+    const auto t = static_cast<int32_t>(w[0]), wk = static_cast<int32_t>(w[1]), s = static_cast<int32_t>(w[2]);
+    if (!geometry_valid(t, wk, s)) return false;
+    *out = geometry_of(t, wk, s);
+    return true;
+}
+
+}  // namespace
+
 std::string encode_fleet_settings(const FleetSettings& f) noexcept {
-    return std::string(kFleetTag) + " epoch_unix_us=" + std::to_string(f.epoch_unix_us);
+    std::string text = std::string(kFleetTag) + " epoch_unix_us=" + std::to_string(f.epoch_unix_us);
+    if (f.layout != kTwitter) text += " layout=" + widths_text(f.layout);
+    return text;
 }
 
 FleetCheck check_fleet_settings(std::string_view recorded, const FleetSettings& mine, std::string_view key,
                                 std::string* sentence) noexcept {
     FleetSettings theirs;
-    bool have_epoch = false;
+    bool have_epoch = false, have_layout = false;
     std::string unknown;
     const bool read = read_fields(recorded, kFleetTag, [&](std::string_view k, std::string_view value) {
         if (k == "epoch_unix_us") {
             if (have_epoch || !parse_i64(value, &theirs.epoch_unix_us)) return false;
             have_epoch = true;
+        } else if (k == "layout") {
+            if (have_layout || !parse_widths(value, &theirs.layout)) return false;
+            have_layout = true;
         } else if (unknown.empty()) {
             unknown = std::string(k);
         }
@@ -280,6 +310,10 @@ FleetCheck check_fleet_settings(std::string_view recorded, const FleetSettings& 
         result = FleetCheck::Differ;
         why = "this node's snowflake.epoch is " + utc_text(mine.epoch_unix_us) + ", the fleet's (in " +
               std::string(key) + ") is " + utc_text(theirs.epoch_unix_us);
+    } else if (theirs.layout != mine.layout) {
+        result = FleetCheck::Differ;
+        why = "this node's snowflake.layout is " + geometry_text(mine.layout) + ", the fleet's (in " +
+              std::string(key) + ") is " + geometry_text(theirs.layout);
     }
     if (result != FleetCheck::Agree && sentence != nullptr) *sentence = why;
     return result;

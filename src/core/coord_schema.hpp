@@ -8,6 +8,8 @@
 
 #include "pure.hpp"
 
+#include "layout.hpp"
+
 #include "mark.hpp"
 
 #include <cstdint>
@@ -105,15 +107,17 @@ std::string utc_text(int64_t unix_us) noexcept;
 // must share, recorded in <prefix>/fleet (persistent: etcd, a key without a
 // lease; ZooKeeper, a persistent znode) by the first node that leases, and
 // compared by each node at each new lease. One line of text,
-//   snowflake-fleet epoch_unix_us=<i64>
-// Today the epoch (snowflake.epoch, in Unix microseconds: the instant, not
-// its spelling). A later version that adds a setting (the bit layout) adds a
-// field, written only when the setting differs from what this version uses;
-// a field a node does not know is a setting it cannot check, so it does not
-// lease (FleetCheck::Unreadable).
+//   snowflake-fleet epoch_unix_us=<i64>[ layout=<time>/<worker>/<sequence>]
+// The epoch (snowflake.epoch, in Unix microseconds: the instant, not its
+// spelling) and the bit layout (snowflake.layout, its widths), written only
+// when it is not twitter, so that a key of a twitter fleet reads as before
+// and a node of 1.2 does not lease in a fleet of another layout. A field a
+// node does not know is a setting it cannot check, so it does not lease
+// (FleetCheck::Unreadable); a later setting adds a field the same way.
 
 struct FleetSettings {
     int64_t epoch_unix_us = 0;
+    Geometry layout = kTwitter;
 };
 std::string encode_fleet_settings(const FleetSettings& f) noexcept;
 

@@ -17,12 +17,13 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
               int32_t max_count) noexcept {
     Next out;
     if (max_count < 1) max_count = 1;
+    const Geometry& g = *config.geometry;
 
     if (now_ms < 0) {
         out.status = Status::BeforeEpoch;
         return out;
     }
-    if (now_ms > kMaxMs) {
+    if (now_ms > g.max_ms) {
         out.status = Status::EndOfTime;
         return out;
     }
@@ -47,7 +48,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
         c.clock_backwards_max_ms = std::max(c.clock_backwards_max_ms, behind);
         out.behind_ms = behind;
         // Ids resume in last_ms if it has sequence left, otherwise just after.
-        out.wait_until_ms = state.sequence < kMaxSequence ? state.last_ms : state.last_ms + 1;
+        out.wait_until_ms = state.sequence < g.max_sequence ? state.last_ms : state.last_ms + 1;
         if (behind <= config.tolerance_ms) {
             out.status = Status::WaitClock;
         } else {
@@ -59,7 +60,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
 
     int32_t first_seq;
     if (now_ms == state.last_ms) {
-        if (state.sequence >= kMaxSequence) {
+        if (state.sequence >= g.max_sequence) {
             if (!config.repeat) state.counters.overflow_waits++;
             out.status = Status::WaitNextMs;
             out.wait_until_ms = now_ms + 1;
@@ -74,12 +75,12 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
         first_seq = 0;
     }
 
-    const int32_t count = std::min(max_count, kMaxSequence - first_seq + 1);
+    const int32_t count = std::min(max_count, g.max_sequence - first_seq + 1);
     state.last_ms = now_ms;
     state.sequence = first_seq + count - 1;
 
     out.status = Status::Issued;
-    out.first_id = compose(now_ms, config.worker, first_seq);
+    out.first_id = compose(g, now_ms, config.worker, first_seq);
     out.count = count;
     return out;
 }
@@ -92,11 +93,11 @@ void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept {
     }
 }
 
-EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept {
+EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms, const Geometry& g) noexcept {
     if (epoch_unix_ms > now_unix_ms) return EpochCheck::InFuture;
-    // The id space ends at epoch + kMaxMs; at least a year of it must be left.
+    // The id space ends at epoch + max_ms; at least a year of it must be left.
     const int64_t used = now_unix_ms - epoch_unix_ms;
-    if (used > kMaxMs - kMinRemainingRangeMs) return EpochCheck::TooLittleRange;
+    if (used > g.max_ms - kMinRemainingRangeMs) return EpochCheck::TooLittleRange;
     return EpochCheck::Ok;
 }
 

@@ -60,6 +60,9 @@ struct Config {
     // worker id instead of refusing, so it is not counted as an error here;
     // the caller counts the call's refusal if it ends in one.
     bool failover = false;
+    // The node's layout: the ids' widths and the lifetime's end. The
+    // position protocol's slow_issue() sets it to the geometry it is given.
+    const Geometry* geometry = &kTwitter;
 };
 
 enum class Status {
@@ -69,7 +72,7 @@ enum class Status {
     WaitFloor,        // clock at or behind the starting floor, within its grace: wait
     ClockBehind,      // clock behind by behind_ms > tolerance: refuse, state untouched
     BeforeEpoch,      // clock earlier than the epoch
-    EndOfTime,        // clock past the 41-bit range of the epoch
+    EndOfTime,        // clock past the layout's lifetime (41 bits of milliseconds: ~69.7 years)
     NeedReservation,  // clock past reserved_until_ms: extend the mark, then retry
     // The position protocol's (position.hpp), never next_ids():
     Fenced,      // no tenure is in force (a fence, no lease): nothing issued
@@ -103,6 +106,6 @@ void extend_reservation(GeneratorState& state, int64_t new_until_ms) noexcept;
 // Validation of an epoch, in Unix milliseconds, against the current time.
 enum class EpochCheck { Ok, InFuture, TooLittleRange };
 constexpr int64_t kMinRemainingRangeMs = 365 * kMsPerDay;  // one year
-EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept;
+EpochCheck check_epoch(int64_t epoch_unix_ms, int64_t now_unix_ms, const Geometry& g = kTwitter) noexcept;
 
 }  // namespace snowflake::core

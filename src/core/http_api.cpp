@@ -447,8 +447,8 @@ size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count
     return w.finish();
 }
 
-size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept {
-    const Fields f = decompose(id);
+size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms, const Geometry& g) noexcept {
+    const Fields f = decompose(g, id);
     char ts[40];
     if (format_rfc3339_ms(ts, sizeof(ts), epoch_unix_ms + f.ms) == 0) return 0;
     BufWriter w(buf, cap);

@@ -15,6 +15,7 @@
 
 #include "pure.hpp"
 
+#include "layout.hpp"  // Geometry
 #include "text.hpp"     // format_uuid
 #include "text_id.hpp"  // TextFormat
 #include "time.hpp"  // format_rfc3339_ms
@@ -222,7 +223,8 @@ size_t format_uuids_json(char* buf, size_t cap, const Uuid* uuids, int32_t count
 //  "ms_since_epoch":N,"base32":"...","base62":"..."} under the epoch given in
 // Unix milliseconds: the decoded-id vocabulary (docs/reference.md, "Decoded
 // ids") that the inspector's JSON shares, and the id's text forms.
-size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms) noexcept;
+size_t format_decoded_json(char* buf, size_t cap, int64_t id, int64_t epoch_unix_ms,
+                           const Geometry& g = kTwitter) noexcept;
 // {"code":"SF001","message":"...","detail":"...","hint":"..."}; detail and
 // hint may be nullptr or empty (left out). Strings are escaped; bytes that
 // are not UTF-8 become U+FFFD.

@@ -82,6 +82,10 @@ uint64_t mask(int32_t bits) noexcept { return bits >= 64 ? ~uint64_t{0} : (uint6
 void say(char* why, size_t size, const char* text) noexcept {
     if (why != nullptr && size > 0) snprintf(why, size, "%s", text);
 }
+template <class... Args>
+void say(char* why, size_t size, const char* fmt, Args... args) noexcept {
+    if (why != nullptr && size > 0) snprintf(why, size, fmt, args...);
+}
 
 bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -289,6 +293,47 @@ void profile_names(char* out, size_t size, bool own_epoch_only) noexcept {
         if (n < 0 || static_cast<size_t>(n) >= size - used) return;  // truncated
         used += static_cast<size_t>(n);
     }
+}
+
+bool node_geometry(const IdLayout& l, Geometry* out, char* why, size_t why_size) noexcept {
+    if (l.order[0] != IdField::Time || l.order[1] != IdField::Worker || l.order[2] != IdField::Sequence) {
+        say(why, why_size,
+            "a node issues ids whose fields run time, worker, sequence from the top bit down; this layout's "
+            "order (%s, %s, %s) is read and built by snowflake_decode_as() and snowflake_compose_as() only",
+            field_name(l.order[0]), field_name(l.order[1]), field_name(l.order[2]));
+        return false;
+    }
+    if (l.unit_ms != 1) {
+        say(why, why_size,
+            "a node issues ids in units of 1 ms; this layout's unit of %d ms is read and built by "
+            "snowflake_decode_as() and snowflake_compose_as() only",
+            l.unit_ms);
+        return false;
+    }
+    if (l.time_bits > kMaxNodeTimeBits) {
+        say(why, why_size,
+            "a node's time field has at most %d bits (the mark file and the WAL hold milliseconds up to "
+            "2^%d - 1); this layout has %d",
+            kMaxNodeTimeBits, kMaxNodeTimeBits, l.time_bits);
+        return false;
+    }
+    if (!geometry_valid(l.time_bits, l.worker_bits, l.sequence_bits)) {
+        say(why, why_size, "a node's worker id and sequence have at most 30 bits each");
+        return false;
+    }
+    *out = geometry_of(l.time_bits, l.worker_bits, l.sequence_bits);
+    return true;
+}
+
+IdLayout layout_of(const Geometry& g) noexcept {
+    return make(g.time_bits, g.worker_bits, g.sequence_bits, 1, T, W, S);
+}
+
+std::string geometry_text(const Geometry& g) noexcept {
+    const IdLayout l = layout_of(g);
+    for (const LayoutProfile& p : kProfiles)
+        if (p.foreign_epoch_unix_ms < 0 && p.layout == l) return p.name;
+    return layout_text(l);
 }
 
 std::string layout_text(const IdLayout& l) noexcept {

@@ -11,14 +11,14 @@
 //           widths add up to at most 63 (bit 63 stays zero: ids are
 //           positive bigints); the unit is 1 to 1000 ms (default 1ms).
 //
-// Status: ids of other systems (foreign ids) and of other splits are read
-// and built under a layout argument by the SQL functions snowflake_decode_as(),
+// Ids of other systems (foreign ids) and of other splits are read and built
+// under a layout argument by the SQL functions snowflake_decode_as(),
 // snowflake_compose_as(), snowflake_from_timestamp_as() and
 // snowflake_layouts() (src/pg/layouts.cpp), and by snowflake-inspect
-// --layout (src/inspect). The node's own ids (the id path,
-// the mark, the WAL, the fleet key, the other SQL functions) and the SDK
-// still use layout.hpp's fixed 41/10/12 layout (the profile `twitter`);
-// nothing reads snowflake.layout yet.
+// --layout (src/inspect). A node issues its own ids in snowflake.layout when
+// node_geometry() accepts it (time, worker, sequence in that order, 1 ms
+// units, at most 41 bits of time): the id path takes its Geometry
+// (layout.hpp). The SDK issues twitter ids only.
 #pragma once
 
 #include "pure.hpp"
@@ -129,6 +129,16 @@ enum class LayoutFit {
 // Whether a node with this worker id (-1: leased, checked per lease) and
 // epoch can issue ids in this layout now.
 LayoutFit layout_fits(const IdLayout& layout, int32_t worker, int64_t epoch_unix_ms, int64_t now_unix_ms) noexcept;
+
+// The geometry a node issues ids in under this layout: the fields in the
+// order time, worker, sequence, a unit of 1 ms, at most kMaxNodeTimeBits of
+// time. Otherwise false, with why (a sentence).
+bool node_geometry(const IdLayout& layout, Geometry* out, char* why, size_t why_size) noexcept;
+// The IdLayout of a geometry.
+IdLayout layout_of(const Geometry& g) noexcept;
+// The text a node shows for its layout: the profile's name when one is
+// equal to it ("twitter"), else layout_text() ("time 40, worker 12, ...").
+std::string geometry_text(const Geometry& g) noexcept;
 
 // Even low bits at low load (opt-in): the sequence of each new unit starts
 // at an offset in [0, spread) drawn from random (the caller's source), so

@@ -56,4 +56,87 @@ constexpr Fields decompose(int64_t id) noexcept {
 // The smallest id any worker can issue in millisecond `ms`.
 constexpr int64_t first_id_of_ms(int64_t ms) noexcept { return compose(ms, 0, 0); }
 
+// ---------------------------------------------------------------------------
+// The node's own layout, as the id path uses it (snowflake.layout, issue 31):
+// time, worker id and sequence from the top bit down, time in milliseconds,
+// any widths of at least one bit each that add up to at most 63 with at
+// most 41 bits of time (the mark file, the WAL record and the coordinator's
+// marks hold milliseconds up to kMaxMs). Everything above is this geometry's
+// special case kTwitter (41/10/12). Other orders and time units are read and
+// built by id_layout.hpp, not issued.
+//
+// The position word (position.hpp) of a geometry packs the worker id above
+// an ordered part of time_bits + 1 + sequence_bits bits; with at most 63 bits
+// in all it always fits 64.
+struct Geometry {
+    int32_t time_bits;
+    int32_t worker_bits;
+    int32_t sequence_bits;
+    int64_t max_ms;  // the last millisecond of the lifetime
+    int32_t max_worker;
+    int32_t max_sequence;  // ids per millisecond: max_sequence + 1
+    int32_t worker_shift;
+    int32_t time_shift;
+    int32_t word_worker_shift;  // the position word's worker id
+    uint64_t fenced_base;       // the first fenced value of the word's ordered part
+};
+
+constexpr int kMaxNodeTimeBits = kTimestampBits;
+
+// Whether widths make a geometry: each at least one bit, 63 in all, time at
+// most kMaxNodeTimeBits, sequence at most 30 bits (int32 counts).
+constexpr bool geometry_valid(int32_t time_bits, int32_t worker_bits, int32_t sequence_bits) noexcept {
+    return time_bits >= 1 && worker_bits >= 1 && sequence_bits >= 1 && time_bits <= kMaxNodeTimeBits &&
+           worker_bits <= 30 && sequence_bits <= 30 && time_bits + worker_bits + sequence_bits <= 63;
+}
+
+// The caller checks geometry_valid() first.
+constexpr Geometry geometry_of(int32_t time_bits, int32_t worker_bits, int32_t sequence_bits) noexcept {
+    Geometry g{};
+    g.time_bits = time_bits;
+    g.worker_bits = worker_bits;
+    g.sequence_bits = sequence_bits;
+    g.max_ms = (int64_t{1} << time_bits) - 1;
+    g.max_worker = static_cast<int32_t>((int64_t{1} << worker_bits) - 1);
+    g.max_sequence = static_cast<int32_t>((int64_t{1} << sequence_bits) - 1);
+    g.worker_shift = sequence_bits;
+    g.time_shift = sequence_bits + worker_bits;
+    g.word_worker_shift = sequence_bits + time_bits + 1;
+    g.fenced_base = static_cast<uint64_t>(g.max_ms + 2) << sequence_bits;
+    return g;
+}
+
+constexpr Geometry kTwitter = geometry_of(kTimestampBits, kWorkerBits, kSequenceBits);
+
+constexpr bool operator==(const Geometry& a, const Geometry& b) noexcept {
+    return a.time_bits == b.time_bits && a.worker_bits == b.worker_bits && a.sequence_bits == b.sequence_bits;
+}
+constexpr bool operator!=(const Geometry& a, const Geometry& b) noexcept { return !(a == b); }
+
+constexpr bool valid_ms(const Geometry& g, int64_t ms) noexcept { return ms >= 0 && ms <= g.max_ms; }
+constexpr bool valid_worker(const Geometry& g, int64_t w) noexcept { return w >= 0 && w <= g.max_worker; }
+constexpr bool valid_sequence(const Geometry& g, int64_t s) noexcept { return s >= 0 && s <= g.max_sequence; }
+
+constexpr int64_t compose(const Geometry& g, int64_t ms, int32_t worker, int32_t sequence) noexcept {
+    return static_cast<int64_t>(
+        (static_cast<uint64_t>(ms & g.max_ms) << g.time_shift) |
+        (static_cast<uint64_t>(static_cast<uint32_t>(worker) & static_cast<uint32_t>(g.max_worker))
+         << g.worker_shift) |
+        static_cast<uint64_t>(static_cast<uint32_t>(sequence) & static_cast<uint32_t>(g.max_sequence)));
+}
+constexpr Fields decompose(const Geometry& g, int64_t id) noexcept {
+    const auto u = static_cast<uint64_t>(id);
+    return Fields{static_cast<int64_t>((u >> g.time_shift) & static_cast<uint64_t>(g.max_ms)),
+                  static_cast<int32_t>((u >> g.worker_shift) & static_cast<uint64_t>(g.max_worker)),
+                  static_cast<int32_t>(u & static_cast<uint64_t>(g.max_sequence))};
+}
+constexpr int64_t first_id_of_ms(const Geometry& g, int64_t ms) noexcept { return compose(g, ms, 0, 0); }
+// Whether id can be an id of g: not negative, below 2^(time+worker+sequence).
+constexpr bool id_in(const Geometry& g, int64_t id) noexcept {
+    return id >= 0 && (static_cast<uint64_t>(id) >> (g.time_shift + g.time_bits)) == 0;
+}
+
+static_assert(kTwitter.word_worker_shift + kTwitter.worker_bits == 64, "twitter's position word is full");
+static_assert(compose(kTwitter, 5, 7, 9) == compose(5, 7, 9), "kTwitter is the fixed layout");
+
 }  // namespace snowflake::core

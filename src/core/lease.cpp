@@ -200,10 +200,11 @@ const char* lease::error_hint(LeaseError e) noexcept {
                    "(a cloned VM, a container with a copied data directory): give each copy its own "
                    "snowflake.worker_id (or leave it unset), or stop one of them.";
         case LeaseError::FleetSettings:
-            return "Set snowflake.epoch to the fleet's epoch, as on every other node under this "
-                   "snowflake.lease_prefix, and restart the server: nodes with different epochs issue "
-                   "the same ids. A fleet that moves to another epoch moves to a new snowflake.lease_prefix "
-                   "(its marks are in the old epoch's milliseconds).";
+            return "Set snowflake.epoch and snowflake.layout to the fleet's (the detail names the one that "
+                   "differs), as on every other node under this snowflake.lease_prefix, and restart the server: "
+                   "nodes with different epochs or layouts issue the same ids. A fleet that moves to another "
+                   "epoch or layout moves to a new snowflake.lease_prefix (its marks count the old epoch's "
+                   "milliseconds, for ids of the old layout).";
         default: return nullptr;
     }
 }

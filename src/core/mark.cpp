@@ -43,7 +43,7 @@ void encode_mark(const Mark& mark, uint8_t out[kMarkSize]) noexcept {
     for (size_t i = 0; i < kMarkSize; i++) out[i] = 0;
     for (int i = 0; i < 8; i++) out[i] = kMagic[i];
     put_u64(out + 8, static_cast<uint64_t>(mark.ms));
-    put_u32(out + 16, mark.clean ? 1u : 0u);
+    put_u32(out + 16, (mark.clean ? 1u : 0u) | (mark.layout << 8));
     const int64_t window = mark.window_ms < 0 ? 0 : mark.window_ms > kMaxWindowMs ? kMaxWindowMs : mark.window_ms;
     put_u32(out + 20, static_cast<uint32_t>(window));
     put_u32(out + 24, crc32c(out, 24));
@@ -57,13 +57,34 @@ MarkDecode decode_mark(const uint8_t* data, size_t len, Mark* out) noexcept {
     const auto ms = static_cast<int64_t>(get_u64(data + 8));
     const uint32_t flags = get_u32(data + 16);
     const uint32_t window = get_u32(data + 20);
-    if (ms < -1 || ms > kMaxMs || (flags & ~1u) != 0 || window > kMaxWindowMs ||
-        get_u32(data + 28) != 0)
+    Geometry g{};
+    if (ms < -1 || ms > kMaxMs || (flags & 0xFEu) != 0 || !geometry_of_mark_code(flags >> 8, &g) ||
+        window > kMaxWindowMs || get_u32(data + 28) != 0)
         return MarkDecode::BadValue;
+    out->layout = flags >> 8;
     out->ms = ms;
     out->clean = (flags & 1u) != 0;
     out->window_ms = window == 0 ? kMinWindowMs : window;
     return MarkDecode::Ok;
+}
+
+uint32_t mark_layout_code(const Geometry& g) noexcept {
+    if (g == kTwitter) return 0;
+    return (1u << 18) | static_cast<uint32_t>(g.time_bits) << 12 | static_cast<uint32_t>(g.worker_bits) << 6 |
+           static_cast<uint32_t>(g.sequence_bits);
+}
+
+bool geometry_of_mark_code(uint32_t code, Geometry* out) noexcept {
+    if (code == 0) {
+        *out = kTwitter;
+        return true;
+    }
+    if ((code >> 18) != 1) return false;
+    const auto t = static_cast<int32_t>((code >> 12) & 63u), w = static_cast<int32_t>((code >> 6) & 63u),
+               s = static_cast<int32_t>(code & 63u);
+    if (!geometry_valid(t, w, s)) return false;
+    *out = geometry_of(t, w, s);
+    return mark_layout_code(*out) == code;  // one code per layout: twitter is 0 only
 }
 
 MissingMark judge_missing_mark(bool marker_present, bool leasing) noexcept {

@@ -5,7 +5,11 @@
 // 32 bytes, little-endian:
 //   0-7    magic "SFMARK01"
 //   8-15   mark, int64 milliseconds since the epoch (-1 .. kMaxMs)
-//   16-19  flags: bit 0 = written at a clean shutdown (mark is exact)
+//   16-19  flags: bit 0 = written at a clean shutdown (mark is exact);
+//          bits 1-7 zero; bits 8-26 the layout of the ids the mark bounds
+//          (mark_layout_code(): 0 for twitter, as every mark before
+//          snowflake.layout, so that 1.2 and earlier refuse a mark of
+//          another layout as a bad value rather than read it)
 //   20-23  window, uint32 milliseconds: how far a reservation reached ahead
 //          of the clock when it was written (0 in marks of version 1.0:
 //          read as kMinWindowMs; at most kMaxWindowMs)
@@ -14,6 +18,8 @@
 #pragma once
 
 #include "pure.hpp"
+
+#include "layout.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +32,14 @@ struct Mark {
     int64_t ms = -1;
     bool clean = false;
     int64_t window_ms = 0;  // 0: not recorded (read back as kMinWindowMs)
+    uint32_t layout = 0;    // mark_layout_code() of its ids' layout; 0: twitter
 };
+
+// A layout as the mark records it: 0 for twitter, else
+// 1 << 18 | time_bits << 12 | worker_bits << 6 | sequence_bits.
+uint32_t mark_layout_code(const Geometry& g) noexcept;
+// The geometry of a code; false for a code no geometry has.
+bool geometry_of_mark_code(uint32_t code, Geometry* out) noexcept;
 
 enum class MarkDecode { Ok, WrongSize, BadMagic, BadChecksum, BadValue };
 

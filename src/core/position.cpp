@@ -4,35 +4,41 @@
 
 namespace snowflake::core {
 
-uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept {
-    if (packed_ms(packed) >= floor_ms) return packed;
-    const int32_t worker = packed_worker(packed);
-    return is_fenced(packed) ? pack_fenced(floor_ms, worker) : pack_position(floor_ms, kMaxSequence, worker);
+uint64_t raise_position(const Geometry& g, uint64_t packed, int64_t floor_ms) noexcept {
+    // A floor past the lifetime (a mark holds up to kMaxMs, a geometry's
+    // lifetime may be shorter) uses the whole lifetime up; packed further it
+    // would run into the fenced values.
+    floor_ms = std::min(floor_ms, g.max_ms);
+    if (packed_ms(g, packed) >= floor_ms) return packed;
+    const int32_t worker = packed_worker(g, packed);
+    return is_fenced(g, packed) ? pack_fenced(g, floor_ms, worker)
+                                : pack_position(g, floor_ms, g.max_sequence, worker);
 }
 
-uint64_t fence_position(uint64_t packed) noexcept {
-    return is_fenced(packed) ? packed : pack_fenced(packed_ms(packed), packed_worker(packed));
+uint64_t fence_position(const Geometry& g, uint64_t packed) noexcept {
+    return is_fenced(g, packed) ? packed : pack_fenced(g, packed_ms(g, packed), packed_worker(g, packed));
 }
 
-int64_t tenure_start_ms(uint64_t fenced, int64_t floor_ms, int32_t worker) noexcept {
+int64_t tenure_start_ms(const Geometry& g, uint64_t fenced, int64_t floor_ms, int32_t worker) noexcept {
     int64_t base = std::max<int64_t>(floor_ms, -1);
-    if (packed_worker(fenced) == worker) base = std::max(base, packed_ms(fenced));
-    return std::min(base + 1, kMaxMs);
+    if (packed_worker(g, fenced) == worker) base = std::max(base, packed_ms(g, fenced));
+    return std::min(base + 1, g.max_ms);
 }
 
-bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out) noexcept {
-    if (is_fenced(packed) || now_ms > kMaxMs) return false;
-    const int64_t last_ms = packed_ms(packed);
-    const int32_t sequence = packed_sequence(packed);
-    const int32_t worker = packed_worker(packed);
-    if (now_ms == last_ms && sequence < kMaxSequence) {
+bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms,
+               FastNext* out) noexcept {
+    if (is_fenced(g, packed) || now_ms > g.max_ms) return false;
+    const int64_t last_ms = packed_ms(g, packed);
+    const int32_t sequence = packed_sequence(g, packed);
+    const int32_t worker = packed_worker(g, packed);
+    if (now_ms == last_ms && sequence < g.max_sequence) {
         out->next = packed + 1;
-        out->id = compose(last_ms, worker, sequence + 1);
+        out->id = compose(g, last_ms, worker, sequence + 1);
         return true;
     }
     if (now_ms > last_ms && now_ms <= reserved_until_ms) {
-        out->next = pack_position(now_ms, 0, worker);
-        out->id = compose(now_ms, worker, 0);
+        out->next = pack_position(g, now_ms, 0, worker);
+        out->id = compose(g, now_ms, worker, 0);
         return true;
     }
     return false;

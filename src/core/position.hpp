@@ -14,6 +14,9 @@
 //               from -1 (nothing issued) to kMaxMs; or, from kFencedBase
 //               on, a fenced word: kFencedBase + (fenced_ms + 1)
 //
+// (for the twitter layout; every layout's word has the same form with its
+// own widths: Geometry in layout.hpp)
+//
 // A fenced word lies above every millisecond of the id space, so no fast
 // path can ever issue from it (fast_next() refuses it, and next_ids() is not
 // asked: the slow path answers Status::Fenced). Every bit of the word is in
@@ -65,55 +68,62 @@
 
 namespace snowflake::core {
 
-constexpr int kPositionWorkerShift = kSequenceBits + kTimestampBits + 1;
-static_assert(kPositionWorkerShift + kWorkerBits == 64, "the position word is full");
-constexpr uint64_t kPositionOrderMask = (uint64_t{1} << kPositionWorkerShift) - 1;
-// The first fenced value of the ordered part: one past (kMaxMs + 1) << 12 | 4095.
-constexpr uint64_t kFencedBase = static_cast<uint64_t>(kMaxMs + 2) << kSequenceBits;
-static_assert(kFencedBase + static_cast<uint64_t>(kMaxMs) + 1 <= kPositionOrderMask,
-              "every fenced millisecond fits beside the normal words");
+// Every function takes the node's geometry (layout.hpp); the words of one
+// process all have the one geometry. The word's fields under geometry g:
+//   worker id:     bits from g.word_worker_shift up
+//   ordered part:  (last_ms + 1) << g.sequence_bits | sequence, or from
+//                  g.fenced_base on: g.fenced_base + (fenced_ms + 1)
+static_assert(kTwitter.word_worker_shift == kSequenceBits + kTimestampBits + 1, "the comment above");
 
 // A lease deadline that never passes (no leasing: a static worker id).
 constexpr int64_t kNoDeadline = std::numeric_limits<int64_t>::max();
 
 // (last_ms, sequence) as one number that grows with the position.
-constexpr uint64_t position_order(uint64_t packed) noexcept { return packed & kPositionOrderMask; }
-constexpr bool is_fenced(uint64_t packed) noexcept { return position_order(packed) >= kFencedBase; }
-
-constexpr uint64_t pack_position(int64_t last_ms, int32_t sequence, int32_t worker) noexcept {
-    return (static_cast<uint64_t>(worker & kMaxWorker) << kPositionWorkerShift) |
-           (static_cast<uint64_t>(last_ms + 1) << kSequenceBits) | static_cast<uint32_t>(sequence);
+constexpr uint64_t position_order(const Geometry& g, uint64_t packed) noexcept {
+    return packed & ((uint64_t{1} << g.word_worker_shift) - 1);
 }
-// The word of worker `worker` fenced after millisecond ms (-1 to kMaxMs).
-constexpr uint64_t pack_fenced(int64_t ms, int32_t worker) noexcept {
-    return (static_cast<uint64_t>(worker & kMaxWorker) << kPositionWorkerShift) |
-           (kFencedBase + static_cast<uint64_t>(ms + 1));
+constexpr bool is_fenced(const Geometry& g, uint64_t packed) noexcept {
+    return position_order(g, packed) >= g.fenced_base;
+}
+
+constexpr uint64_t pack_position(const Geometry& g, int64_t last_ms, int32_t sequence, int32_t worker) noexcept {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(worker) & static_cast<uint32_t>(g.max_worker))
+            << g.word_worker_shift) |
+           (static_cast<uint64_t>(last_ms + 1) << g.sequence_bits) |
+           (static_cast<uint32_t>(sequence) & static_cast<uint32_t>(g.max_sequence));
+}
+// The word of worker `worker` fenced after millisecond ms (-1 to g.max_ms).
+constexpr uint64_t pack_fenced(const Geometry& g, int64_t ms, int32_t worker) noexcept {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(worker) & static_cast<uint32_t>(g.max_worker))
+            << g.word_worker_shift) |
+           (g.fenced_base + static_cast<uint64_t>(ms + 1));
 }
 // The last millisecond the word's tenure may have issued ids in: its last
 // id's, or for a fenced word the millisecond it was fenced at.
-constexpr int64_t packed_ms(uint64_t packed) noexcept {
-    return is_fenced(packed) ? static_cast<int64_t>(position_order(packed) - kFencedBase) - 1
-                             : static_cast<int64_t>(position_order(packed) >> kSequenceBits) - 1;
+constexpr int64_t packed_ms(const Geometry& g, uint64_t packed) noexcept {
+    return is_fenced(g, packed) ? static_cast<int64_t>(position_order(g, packed) - g.fenced_base) - 1
+                                : static_cast<int64_t>(position_order(g, packed) >> g.sequence_bits) - 1;
 }
 // The last sequence used in packed_ms (a fenced word's millisecond is used up).
-constexpr int32_t packed_sequence(uint64_t packed) noexcept {
-    return is_fenced(packed) ? kMaxSequence : static_cast<int32_t>(packed & static_cast<uint64_t>(kMaxSequence));
+constexpr int32_t packed_sequence(const Geometry& g, uint64_t packed) noexcept {
+    return is_fenced(g, packed) ? g.max_sequence
+                                : static_cast<int32_t>(packed & static_cast<uint64_t>(g.max_sequence));
 }
-constexpr int32_t packed_worker(uint64_t packed) noexcept {
-    return static_cast<int32_t>(packed >> kPositionWorkerShift);
+constexpr int32_t packed_worker(const Geometry& g, uint64_t packed) noexcept {
+    return static_cast<int32_t>(packed >> g.word_worker_shift);
 }
 
 // The position raised to "floor_ms used up" if it is below that; the worker
 // id and a fence kept. Returns `packed` itself when it is at or above the floor.
-uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept;
+uint64_t raise_position(const Geometry& g, uint64_t packed, int64_t floor_ms) noexcept;
 // The fenced form of a word (itself if it is fenced already).
-uint64_t fence_position(uint64_t packed) noexcept;
+uint64_t fence_position(const Geometry& g, uint64_t packed) noexcept;
 // The millisecond a tenure of `worker` starts at after the fenced word
 // `fenced`, counted as used up: one past the floor, and past the fence when
-// the worker id is the fence's (at most kMaxMs: there the id space is over).
+// the worker id is the fence's (at most g.max_ms: there the id space is over).
 // The caller's floor is at or above every millisecond an earlier tenure of
 // `worker` reached in this process (its mark, or this node's own last id).
-int64_t tenure_start_ms(uint64_t fenced, int64_t floor_ms, int32_t worker) noexcept;
+int64_t tenure_start_ms(const Geometry& g, uint64_t fenced, int64_t floor_ms, int32_t worker) noexcept;
 
 // The lock-free fast path's decision: the two common cases of next_id()
 // (same millisecond with sequence left, or a later millisecond inside the
@@ -125,7 +135,31 @@ struct FastNext {
     uint64_t next;
     int64_t id;
 };
-bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out) noexcept;
+bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms,
+               FastNext* out) noexcept;
+
+// kTwitter's forms, for code that issues only twitter ids (the SDK, the
+// tests written before layouts). The extension's id path passes its geometry.
+constexpr uint64_t kFencedBase = kTwitter.fenced_base;
+constexpr uint64_t position_order(uint64_t packed) noexcept { return position_order(kTwitter, packed); }
+constexpr bool is_fenced(uint64_t packed) noexcept { return is_fenced(kTwitter, packed); }
+constexpr uint64_t pack_position(int64_t last_ms, int32_t sequence, int32_t worker) noexcept {
+    return pack_position(kTwitter, last_ms, sequence, worker);
+}
+constexpr uint64_t pack_fenced(int64_t ms, int32_t worker) noexcept { return pack_fenced(kTwitter, ms, worker); }
+constexpr int64_t packed_ms(uint64_t packed) noexcept { return packed_ms(kTwitter, packed); }
+constexpr int32_t packed_sequence(uint64_t packed) noexcept { return packed_sequence(kTwitter, packed); }
+constexpr int32_t packed_worker(uint64_t packed) noexcept { return packed_worker(kTwitter, packed); }
+inline uint64_t raise_position(uint64_t packed, int64_t floor_ms) noexcept {
+    return raise_position(kTwitter, packed, floor_ms);
+}
+inline uint64_t fence_position(uint64_t packed) noexcept { return fence_position(kTwitter, packed); }
+inline int64_t tenure_start_ms(uint64_t fenced, int64_t floor_ms, int32_t worker) noexcept {
+    return tenure_start_ms(kTwitter, fenced, floor_ms, worker);
+}
+inline bool fast_next(uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out) noexcept {
+    return fast_next(kTwitter, packed, now_ms, reserved_until_ms, out);
+}
 
 // ---------------------------------------------------------------------------
 // The protocol over the shared words. `Shared` is the host's view of them,
@@ -157,14 +191,14 @@ enum class Fast {
 
 // One attempt of the fast path.
 template <class Shared>
-Fast fast_issue(Shared& s, int64_t* id) noexcept {
+Fast fast_issue(const Geometry& g, Shared& s, int64_t* id) noexcept {
     uint64_t cur = s.load_word();
     const int64_t deadline = s.lease_deadline_ns();
     if (deadline <= 0) return Fast::NoLease;
     const int64_t now = s.now_ms();
     const int64_t reserved = s.load_reserved();
     FastNext f;
-    if (!fast_next(cur, now, reserved, &f)) return Fast::Slow;
+    if (!fast_next(g, cur, now, reserved, &f)) return Fast::Slow;
     if (!s.cas_word(cur, f.next)) return Fast::Slow;  // LINEARIZATION POINT
     *id = f.id;
     if (deadline != kNoDeadline && s.boot_ns() >= deadline) return Fast::LeaseEnded;
@@ -178,24 +212,26 @@ Fast fast_issue(Shared& s, int64_t* id) noexcept {
 // counters updated; last_ms, sequence and reserved_until_ms are the word's
 // and the reservation's. *now_out: the clock the decision was made on.
 template <class Shared>
-Next slow_issue(Shared& s, GeneratorState& g, Config config, int32_t max_count, int64_t* now_out) noexcept {
+Next slow_issue(const Geometry& geo, Shared& s, GeneratorState& g, Config config, int32_t max_count,
+                int64_t* now_out) noexcept {
+    config.geometry = &geo;
     for (;;) {
         uint64_t cur = s.load_word();
         const int64_t deadline = s.lease_deadline_ns();
         const int64_t now = s.now_ms();
         *now_out = now;
         Next r;
-        if (deadline <= 0 || is_fenced(cur)) {
+        if (deadline <= 0 || is_fenced(geo, cur)) {
             r.status = Status::Fenced;
             return r;
         }
-        g.last_ms = packed_ms(cur);
-        g.sequence = packed_sequence(cur);
+        g.last_ms = packed_ms(geo, cur);
+        g.sequence = packed_sequence(geo, cur);
         g.reserved_until_ms = s.load_reserved();
-        config.worker = packed_worker(cur);  // the id's worker id is the word's
+        config.worker = packed_worker(geo, cur);  // the id's worker id is the word's
         r = next_ids(g, now, config, max_count);
         if (r.status != Status::Issued) return r;
-        if (!s.cas_word(cur, pack_position(g.last_ms, g.sequence, config.worker)))  // LINEARIZATION POINT
+        if (!s.cas_word(cur, pack_position(geo, g.last_ms, g.sequence, config.worker)))  // LINEARIZATION POINT
             continue;
         if (deadline != kNoDeadline && s.boot_ns() >= deadline) r.status = Status::LeaseEnded;
         return r;
@@ -207,11 +243,11 @@ Next slow_issue(Shared& s, GeneratorState& g, Config config, int32_t max_count, 
 // no id of the tenure lies past it, and none is issued until lift() or
 // start_tenure() (the exact mark of a clean stop).
 template <class Shared>
-int64_t fence(Shared& s) noexcept {
+int64_t fence(const Geometry& g, Shared& s) noexcept {
     uint64_t cur = s.load_word();
-    while (!is_fenced(cur) && !s.cas_word(cur, fence_position(cur))) {
+    while (!is_fenced(g, cur) && !s.cas_word(cur, fence_position(g, cur))) {
     }
-    return packed_ms(cur);
+    return packed_ms(g, cur);
 }
 
 // A tenure of `worker` starts after floor_ms (tenure_start_ms()): the tenure
@@ -219,12 +255,12 @@ int64_t fence(Shared& s) noexcept {
 // the new word installed. Lock held. Returns the start millisecond, which
 // counts as used up.
 template <class Shared>
-int64_t start_tenure(Shared& s, int32_t worker, int64_t floor_ms) noexcept {
-    (void)fence(s);
+int64_t start_tenure(const Geometry& g, Shared& s, int32_t worker, int64_t floor_ms) noexcept {
+    (void)fence(g, s);
     uint64_t cur = s.load_word();
-    const int64_t start = tenure_start_ms(cur, floor_ms, worker);
+    const int64_t start = tenure_start_ms(g, cur, floor_ms, worker);
     s.limit_reserved(start);
-    while (!s.cas_word(cur, pack_position(start, kMaxSequence, worker))) {
+    while (!s.cas_word(cur, pack_position(g, start, g.max_sequence, worker))) {
     }
     return start;
 }
@@ -233,11 +269,11 @@ int64_t start_tenure(Shared& s, int32_t worker, int64_t floor_ms) noexcept {
 // ids resume one millisecond past the fence, its reservation unchanged.
 // Lock held; nothing happens unless the word is fenced.
 template <class Shared>
-void lift(Shared& s) noexcept {
+void lift(const Geometry& g, Shared& s) noexcept {
     uint64_t cur = s.load_word();
-    while (is_fenced(cur)) {
-        const int32_t worker = packed_worker(cur);
-        if (s.cas_word(cur, pack_position(tenure_start_ms(cur, -1, worker), kMaxSequence, worker))) return;
+    while (is_fenced(g, cur)) {
+        const int32_t worker = packed_worker(g, cur);
+        if (s.cas_word(cur, pack_position(g, tenure_start_ms(g, cur, -1, worker), g.max_sequence, worker))) return;
     }
 }
 
@@ -245,10 +281,10 @@ void lift(Shared& s) noexcept {
 // Returns whether the word moved. Ids above the floor stay valid, so a word
 // already there is not a transition.
 template <class Shared>
-bool raise_floor(Shared& s, int64_t floor_ms) noexcept {
+bool raise_floor(const Geometry& g, Shared& s, int64_t floor_ms) noexcept {
     uint64_t cur = s.load_word();
     for (;;) {
-        const uint64_t next = raise_position(cur, floor_ms);
+        const uint64_t next = raise_position(g, cur, floor_ms);
         if (next == cur) return false;
         if (s.cas_word(cur, next)) return true;
     }

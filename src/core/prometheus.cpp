@@ -155,6 +155,15 @@ void column_metric(BufWriter& w, const StatsColumn& c, const StatsSnapshot& s) {
             w.str(s.lease_session);
             w.str("\"} 1\n");
             return;
+        case MetricKind::LayoutInfo:
+            // A profile's name or "time 40, worker 12, sequence 11, unit
+            // 1ms": no quote or backslash to escape.
+            metric_head(w, c.metric, "gauge", c.help, c.column);
+            w.str(c.metric);
+            w.str("{layout=\"");
+            w.str(v.text);
+            w.str("\"} 1\n");
+            return;
         case MetricKind::LeaseErrorInfo:
             // The kind of the last failure, a bounded word; its sentence is
             // in snowflake_stats and the server log, never in a label.

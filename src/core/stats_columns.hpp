@@ -36,15 +36,16 @@ enum class SqlType {
 
 // How /metrics shows a column.
 enum class MetricKind {
-    None,            // shown by another column's metric (lease_id: in snowflake_lease_info)
-    Counter,         // n, as the bits of a uint64_t
-    Gauge,           // n, always sampled (NULL in SQL shows as its value, e.g. -1)
-    GaugeBool,       // 0 or 1; no sample when not present
-    Seconds,         // n milliseconds as seconds; no sample when not present
-    UnixSeconds,     // n Unix microseconds as seconds, to the millisecond; no sample when not present
-    LeaseInfo,       // the lease state and lease id as labels of a gauge of 1
-    LeaseErrorInfo,  // the kind of the last lease failure as a label, while no lease is held
-    CoordinatorInfo, // the coordinator and the lease session as labels of a gauge of 1
+    None,             // shown by another column's metric (lease_id: in snowflake_lease_info)
+    Counter,          // n, as the bits of a uint64_t
+    Gauge,            // n, always sampled (NULL in SQL shows as its value, e.g. -1)
+    GaugeBool,        // 0 or 1; no sample when not present
+    Seconds,          // n milliseconds as seconds; no sample when not present
+    UnixSeconds,      // n Unix microseconds as seconds, to the millisecond; no sample when not present
+    LeaseInfo,        // the lease state and lease id as labels of a gauge of 1
+    LeaseErrorInfo,   // the kind of the last lease failure as a label, while no lease is held
+    CoordinatorInfo,  // the coordinator and the lease session as labels of a gauge of 1
+    LayoutInfo,       // the text as the label layout of a gauge of 1
 };
 
 // One column's value in a snapshot.
@@ -205,6 +206,18 @@ inline constexpr StatsColumn kStatsColumns[] = {
      [](const StatsSnapshot& s) noexcept {
          return stats_value::integer(s.http_worker_id, s.http_worker_id >= 0);
      }},
+    // 1.3: the node's layout (snowflake.layout).
+    {"layout", SqlType::Text, "snowflake_layout_info", MetricKind::LayoutInfo,
+     "Always 1; the layout label is snowflake.layout (a profile's name, or the fields' widths)",
+     [](const StatsSnapshot& s) noexcept {
+         return StatValue{true, 0, 0, s.layout};
+     }},
+    {"ids_per_ms", SqlType::Int4, "snowflake_layout_ids_per_millisecond", MetricKind::Gauge,
+     "Ids a millisecond the layout has for one worker id: the cap of one node's id rate is a thousand times this.",
+     [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.ids_per_ms); }},
+    {"lifetime_end", SqlType::TimestampTz, "snowflake_lifetime_end_timestamp_seconds", MetricKind::UnixSeconds,
+     "End of the layout's time field from the epoch: no id is issued from then on, Unix time.",
+     [](const StatsSnapshot& s) noexcept { return stats_value::integer(s.lifetime_end_unix_us); }},
 };
 constexpr int kStatsColumnCount = static_cast<int>(sizeof(kStatsColumns) / sizeof(kStatsColumns[0]));
 // snowflake_stats as extension 1.1 declared it: the first 25 columns, and

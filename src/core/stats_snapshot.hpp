@@ -73,6 +73,9 @@ struct StatsSnapshot {
     int64_t backup_until_ms = -1;         // backup_until: the own id's last millisecond (-1: NULL)
     uint64_t clock_failovers = 0;         // clock_failovers: backups started since server start
     int32_t http_worker_id = -1;          // http_worker_id: the HTTP endpoint's own worker id (-1: off, NULL)
+    char layout[64] = "twitter";          // layout: snowflake.layout (core::geometry_text)
+    int32_t ids_per_ms = 4096;            // ids_per_ms: the layout's ids a millisecond per worker id
+    int64_t lifetime_end_unix_us = 0;     // lifetime_end: the end of the layout's time field from the epoch
     // Metrics only (no column): the server's start time, Unix microseconds
     // (0: unknown).
     int64_t server_start_unix_us = 0;

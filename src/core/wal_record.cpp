@@ -1,6 +1,7 @@
 #include "wal_record.hpp"
 
 #include "layout.hpp"
+#include "mark.hpp"  // mark_layout_code
 #include "promotion.hpp"
 
 #include <algorithm>
@@ -24,16 +25,25 @@ T get(const uint8_t* p) noexcept {
 
 }  // namespace
 
-void encode_reservation(const WalReservation& r, uint8_t out[kReserveRecordSize]) noexcept {
+size_t encode_reservation(const WalReservation& r, uint8_t out[kReserveRecordSizeLayout]) noexcept {
     put<int64_t>(out, r.until_ms);
     put<int64_t>(out + 8, r.epoch_unix_us);
     put<int32_t>(out + 16, r.window_ms);
     put<int32_t>(out + 20, r.worker_id);
+    if (r.layout == 0) return kReserveRecordSize;
+    put<uint32_t>(out + 24, r.layout);
+    put<uint32_t>(out + 28, 0);
+    return kReserveRecordSizeLayout;
 }
 
 bool decode_reservation(const uint8_t* data, size_t len, WalReservation* out) noexcept {
     WalReservation r;
-    if (len == kReserveRecordSize) {
+    if (len == kReserveRecordSizeLayout) {
+        Geometry g{};
+        r.layout = get<uint32_t>(data + 24);
+        if (r.layout == 0 || !geometry_of_mark_code(r.layout, &g) || get<uint32_t>(data + 28) != 0) return false;
+    }
+    if (len == kReserveRecordSize || len == kReserveRecordSizeLayout) {
         r.until_ms = get<int64_t>(data);
         r.epoch_known = true;
         r.epoch_unix_us = get<int64_t>(data + 8);

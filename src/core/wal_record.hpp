@@ -2,7 +2,14 @@
 // in both of its layouts, and what a replaying node reads in one: pure, so
 // that every format a standby may meet is unit-tested.
 //
-// 24 bytes, written since the record carries its epoch:
+// 32 bytes, written by a node whose snowflake.layout is not twitter: the 24
+// bytes below, then
+//   24-27  uint32 layout        mark_layout_code() of the primary's layout
+//                               (core/mark.hpp), never 0
+//   28-31  zero
+// A reader of another layout stops (src/pg/wal.cpp): ids of two layouts can
+// be equal bit for bit, so a standby that replays them must issue the same.
+// 24 bytes, written since the record carries its epoch (the twitter layout):
 //   0-7    int64 until_ms       the primary issued or may issue ids up to and
 //                               including this millisecond of the id space
 //                               (milliseconds since epoch_unix_us), until its
@@ -34,6 +41,7 @@
 
 namespace snowflake::core {
 
+constexpr size_t kReserveRecordSizeLayout = 32;
 constexpr size_t kReserveRecordSize = 24;
 constexpr size_t kReserveRecordSize12 = 16;  // 1.1 and 1.2
 
@@ -43,10 +51,12 @@ struct WalReservation {
     int64_t epoch_unix_us = 0;  // when epoch_known
     int32_t window_ms = 0;
     int32_t worker_id = -1;
+    uint32_t layout = 0;  // mark_layout_code(); 0 (twitter) in 24- and 16-byte records
 };
 
-// The 24-byte layout of r (r.epoch_known must be true).
-void encode_reservation(const WalReservation& r, uint8_t out[kReserveRecordSize]) noexcept;
+// The 24-byte layout of r, or the 32-byte one when r.layout is not 0
+// (r.epoch_known must be true); returns the length written.
+size_t encode_reservation(const WalReservation& r, uint8_t out[kReserveRecordSizeLayout]) noexcept;
 // Either layout, told apart by its length; false for any other length.
 bool decode_reservation(const uint8_t* data, size_t len, WalReservation* out) noexcept;
 

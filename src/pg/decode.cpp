@@ -5,6 +5,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/layout.hpp"
 #include "decode.hpp"
 #include "guc.hpp"
@@ -72,10 +73,18 @@ namespace {
 using snowflake::pg::require_finite;
 using snowflake::pg::time_after_epoch;
 
-// The fields of an id; a negative id is an error.
+// The fields of an id in the node's layout (snowflake.layout); a negative
+// id, or one with bits above the layout's, is an error.
 core::Fields checked_fields(int64 id) {
     snowflake::pg::refuse_negative_id(id);
-    return core::decompose(id);
+    const core::Geometry& g = snowflake::pg::node_geometry();
+    if (!core::id_in(g, id))
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("snowflake id %lld does not fit %s '%s'", static_cast<long long>(id),
+                               snowflake::pg::layout_setting_name(), core::geometry_text(g).c_str()),
+                        errdetail("Its ids are below 2^%d.", g.time_shift + g.time_bits),
+                        errhint("Decode an id of another layout with snowflake_decode_as(id, layout).")));
+    return core::decompose(g, id);
 }
 
 // Milliseconds since the configured epoch of a timestamp that ids can carry.
@@ -86,14 +95,15 @@ int64 id_ms(TimestampTz ts) {
     int64 diff_us = 0;
     const bool overflow = pg_sub_s64_overflow(ts, epoch, &diff_us);
     const int64 ms = overflow ? -1 : core::floor_div(diff_us, 1000);
-    if (overflow || !core::valid_ms(ms)) {
+    const core::Geometry& g = snowflake::pg::node_geometry();
+    if (overflow || !core::valid_ms(g, ms)) {
         // Print both instants before raising: timestamptz_to_str returns a
         // static buffer.
         char* ts_text = pstrdup(timestamptz_to_str(ts));
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("timestamp %s is outside the id range of snowflake.epoch", ts_text),
                         errdetail("Ids of epoch %s cover %lld ms from it; the timestamp is %lld ms from it.",
-                                  timestamptz_to_str(epoch), static_cast<long long>(core::kMaxMs),
+                                  timestamptz_to_str(epoch), static_cast<long long>(g.max_ms),
                                   static_cast<long long>(ms)),
                         errhint("Give a timestamp from snowflake.epoch to about 69.7 years after it.")));
     }
@@ -144,7 +154,8 @@ Datum snowflake_decode_epoch(PG_FUNCTION_ARGS) {
 
 // snowflake_from_timestamp(ts): the lowest id of ts's millisecond.
 Datum snowflake_from_timestamp(PG_FUNCTION_ARGS) {
-    PG_RETURN_INT64(core::first_id_of_ms(id_ms(PG_GETARG_TIMESTAMPTZ(0))));
+    const int64 ms = id_ms(PG_GETARG_TIMESTAMPTZ(0));
+    PG_RETURN_INT64(core::first_id_of_ms(snowflake::pg::node_geometry(), ms));
 }
 
 // snowflake_compose(ts, worker, sequence): the id of these fields.
@@ -152,14 +163,13 @@ Datum snowflake_compose(PG_FUNCTION_ARGS) {
     const int64 ms = id_ms(PG_GETARG_TIMESTAMPTZ(0));
     const int32 worker = PG_GETARG_INT32(1);
     const int32 sequence = PG_GETARG_INT32(2);
-    if (!core::valid_worker(worker))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("worker id %d is out of range", worker),
-                        errhint("Worker ids run from 0 to %d.", core::kMaxWorker)));
-    if (!core::valid_sequence(sequence))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("sequence %d is out of range", sequence),
-                        errhint("Sequences run from 0 to %d.", core::kMaxSequence)));
-    PG_RETURN_INT64(core::compose(ms, worker, sequence));
+    const core::Geometry& g = snowflake::pg::node_geometry();
+    if (!core::valid_worker(g, worker))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("worker id %d is out of range", worker),
+                        errhint("Worker ids run from 0 to %d.", g.max_worker)));
+    if (!core::valid_sequence(g, sequence))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("sequence %d is out of range", sequence),
+                        errhint("Sequences run from 0 to %d.", g.max_sequence)));
+    PG_RETURN_INT64(core::compose(g, ms, worker, sequence));
 }
 }

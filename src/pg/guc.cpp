@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "../core/generator.hpp"
 #include "../core/http_api.hpp"
 #include "../core/http_worker_id.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/lease.hpp"
 #include "../zk/hosts.hpp"
 #include "guc.hpp"
@@ -41,6 +43,8 @@ namespace {
 enum class Setting {
     WorkerId,
     Epoch,
+    Layout,
+    AcceptLayoutChange,
     ClockToleranceMs,
     MaxClockErrorMs,
     EtcdEndpoints,
@@ -64,6 +68,8 @@ struct SettingName {
 constexpr SettingName kSettings[] = {
     {Setting::WorkerId, "snowflake.worker_id", false},
     {Setting::Epoch, "snowflake.epoch", false},
+    {Setting::Layout, "snowflake.layout", false},
+    {Setting::AcceptLayoutChange, "snowflake.accept_layout_change", false},
     {Setting::ClockToleranceMs, "snowflake.clock_tolerance_ms", false},
     {Setting::MaxClockErrorMs, "snowflake.max_clock_error_ms", false},
     {Setting::EtcdEndpoints, "snowflake.etcd_endpoints", false},
@@ -120,8 +126,24 @@ char* http_token_file = nullptr;
 bool http_allow_unauthenticated = false;
 int http_max_ids_per_second = kDefaultHttpMaxIdsPerSecond;
 int http_worker_id = snowflake::core::kHttpWorkerIdOff;
+char* layout_setting = nullptr;
+bool accept_layout_change = false;
 
 namespace {
+// snowflake.layout's geometry (assign hook): the id path's.
+snowflake::core::Geometry layout_value = snowflake::core::kTwitter;
+
+// nullptr on success, else the reason (a sentence in why).
+bool validate_layout(const char* text, snowflake::core::Geometry* out, char* why, size_t why_size) {
+    snowflake::core::IdLayout l;
+    if (!snowflake::core::parse_layout(text, &l, why, why_size)) return false;
+    return snowflake::core::node_geometry(l, out, why, why_size);
+}
+
+constexpr const char* kLayoutHint =
+    "Give a profile (twitter, js-safe) or the fields from the top bit down, such as "
+    "'time 41, worker 8, sequence 14'; see \"Layouts\" in docs/reference.md.";
+
 bool setting_given(const char* value) {
     if (value == nullptr) return false;
     for (const char* p = value; *p != '\0'; p++)
@@ -186,6 +208,26 @@ bool check_epoch_hook(char** newval, void** extra, GucSource) {
 // snowflake.epoch's assign hook.
 void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
+}
+
+// snowflake.layout's check hook: the geometry goes to the assign hook.
+bool check_layout_hook(char** newval, void** extra, GucSource) {
+    if (*newval == nullptr) return false;
+    snowflake::core::Geometry g{};
+    char why[320] = "";
+    if (!validate_layout(*newval, &g, why, sizeof(why))) {
+        GUC_check_errdetail("%s.", why);
+        GUC_check_errhint("%s", kLayoutHint);
+        return false;
+    }
+    auto* copy = static_cast<snowflake::core::Geometry*>(sf_guc_malloc(sizeof(g)));
+    if (copy == nullptr) return false;
+    *copy = g;
+    *extra = copy;
+    return true;
+}
+void assign_layout_hook(const char*, void* extra) {
+    if (extra != nullptr) layout_value = *static_cast<snowflake::core::Geometry*>(extra);
 }
 
 // The end of a check hook: true without a reason (nullptr or ""), else
@@ -384,6 +426,18 @@ void define_settings() {
                                "must lie in the 41-bit range that starts there.",
                                &epoch_text, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch_hook,
                                assign_epoch_hook, nullptr);
+    DefineCustomStringVariable(name(Setting::Layout),
+                               "Bit layout of this node's Snowflake ids: a profile or the fields' widths.",
+                               "twitter (the default: 41-bit milliseconds, 10-bit worker id, 12-bit "
+                               "sequence), js-safe (every id below 2^53: 41/6/6), or 'time T, worker W, "
+                               "sequence S'. Every node of a fleet uses the same.",
+                               &layout_setting, "twitter", PGC_POSTMASTER, 0, check_layout_hook,
+                               assign_layout_hook, nullptr);
+    DefineCustomBoolVariable(name(Setting::AcceptLayoutChange),
+                             "Starts a data directory whose ids were issued in another snowflake.layout.",
+                             "Off (the default): a high-water mark of another layout stops the server. On: "
+                             "ids of the new layout start after the mark; turn it off again after that start.",
+                             &accept_layout_change, false, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(name(Setting::ClockToleranceMs),
                             "How far the clock may be behind the last id before ids are refused.",
                             "A clock behind by at most this is waited out; further behind, "
@@ -535,20 +589,69 @@ TimestampTz current_epoch() {
     return ts;
 }
 
+// The node's layout (guc.hpp).
+const snowflake::core::Geometry& node_geometry() {
+    if (preloaded) return layout_value;
+    // Not preloaded: as current_epoch(), the value the session started with.
+    static snowflake::core::Geometry read;
+    const char* raw = nullptr;
+    if (GetConfigOption(name(Setting::Layout), true, false) != nullptr)
+        raw = GetConfigOptionResetString(name(Setting::Layout));
+    if (raw == nullptr || raw[0] == '\0') return snowflake::core::kTwitter;
+    char why[320] = "";
+    if (!validate_layout(raw, &read, why, sizeof(why)))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("invalid value for parameter \"%s\": \"%s\"", name(Setting::Layout), raw),
+                        errdetail("%s.", why), errhint("%s", kLayoutHint)));
+    return read;
+}
+
+const char* layout_setting_name() { return name(Setting::Layout); }
+
+// The worker ids of the other settings against the layout (guc.hpp).
+void check_layout_fits() {
+    const snowflake::core::Geometry& g = layout_value;
+    const char* layout = layout_setting != nullptr ? layout_setting : "twitter";
+    auto refuse = [&](const char* setting, const char* what, int value) {
+        ereport(FATAL,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("%s %d does not fit %s '%s'", setting, value, name(Setting::Layout), layout),
+                 errdetail("The layout's worker field has %d bits: %s from 0 to %d.", g.worker_bits, what,
+                           g.max_worker),
+                 errhint("Choose %s from 0 to %d, or a layout with more worker bits.", setting, g.max_worker)));
+    };
+    if (worker_id > g.max_worker) refuse(name(Setting::WorkerId), "worker ids", worker_id);
+    if (http_worker_id > g.max_worker) refuse(name(Setting::HttpWorkerId), "worker ids", http_worker_id);
+    if (lease_worker_max > g.max_worker) {
+        // The default range is every worker id: every one of this layout's.
+        const bool default_range = lease_worker_ids_text == nullptr ||
+                                   strcmp(lease_worker_ids_text, "0-1023") == 0;
+        if (default_range && lease_worker_min <= g.max_worker)
+            lease_worker_max = g.max_worker;
+        else
+            ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s '%s' does not fit %s '%s'", name(Setting::LeaseWorkerIds),
+                                   lease_worker_ids_text, name(Setting::Layout), layout),
+                            errdetail("The layout's worker field has %d bits: worker ids from 0 to %d.",
+                                      g.worker_bits, g.max_worker),
+                            errhint("Give %s a range within 0-%d.", name(Setting::LeaseWorkerIds), g.max_worker)));
+    }
+}
+
 // A WARNING at start for a clock outside the epoch's range (guc.hpp).
 void warn_if_clock_outside_epoch() {
     const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
     const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
     char why[256];
-    switch (snowflake::core::check_epoch(epoch_ms, now_ms)) {
+    switch (snowflake::core::check_epoch(epoch_ms, now_ms, layout_value)) {
         case snowflake::core::EpochCheck::InFuture:
             snprintf(why, sizeof(why), "The clock reads a time before %s.", name(Setting::Epoch));
             break;
         case snowflake::core::EpochCheck::TooLittleRange:
             snprintf(why, sizeof(why),
-                     "Less than a year of the 41-bit millisecond range (about 69.7 years) that starts "
+                     "Less than a year of the %d-bit millisecond range of %s that starts "
                      "at %s is left, or the clock is past its end.",
-                     name(Setting::Epoch));
+                     layout_value.time_bits, name(Setting::Layout), name(Setting::Epoch));
             break;
         case snowflake::core::EpochCheck::Ok:
             return;

@@ -3,6 +3,8 @@
 
 #include "clock.hpp"
 
+#include "../core/layout.hpp"
+
 namespace snowflake::pg {
 
 extern int worker_id;            // -1 while unset
@@ -41,6 +43,16 @@ void check_one_coordinator();
 // The postmaster, once at start: a clock outside the epoch's range is a
 // WARNING (ids are refused with SF002 while it lasts), never a failed start.
 void warn_if_clock_outside_epoch();
+// snowflake.layout's text, and the geometry the id path issues ids in. Not
+// preloaded: the value the session started with, as current_epoch().
+extern char* layout_setting;
+extern bool accept_layout_change;  // a mark of another layout is read (mark_file.cpp)
+const core::Geometry& node_geometry();
+const char* layout_setting_name();  // "snowflake.layout"
+// _PG_init: FATAL when snowflake.worker_id, snowflake.http_worker_id or
+// snowflake.lease_worker_ids does not fit the layout's worker field (the
+// default lease range is narrowed to the layout's worker ids).
+void check_layout_fits();
 // The epoch in effect, as a TimestampTz. Without preload it is the value the
 // session started with (a SET is ignored), parsed the same way, or the default.
 TimestampTz current_epoch();

@@ -41,7 +41,8 @@ bool generator_state_ready(Generator gen, char* code, char* reason, size_t len) 
     char coord_error[kErrorTextSize];
     snprintf(coord_error, sizeof(coord_error), "%s", shared->lease.mark_error);
     LWLockRelease(shared->lock);
-    const core::Config config{core::packed_worker(cur), clock_tolerance_ms};
+    core::Config config{core::packed_worker(node_geometry(), cur), clock_tolerance_ms};
+    config.geometry = &node_geometry();
     const core::Next r = core::next_ids(g, now, config, 1);
     switch (r.status) {
         case core::Status::ClockBehind: {

@@ -151,9 +151,16 @@ void decode(Reply* r, const char* id_text, core::TextFormat format) {
         error_reply(r, MHD_HTTP_BAD_REQUEST, "22P02", err.message, err.hint, err.detail);
         return;
     }
+    if (!core::id_in(node_geometry(), id)) {
+        // decode.cpp's check: the top bits lie outside this node's layout.
+        error_reply(r, MHD_HTTP_BAD_REQUEST, "22003", "the id does not fit this node's snowflake.layout",
+                    "Decode ids of another layout with snowflake_decode_as(id, layout) in SQL.", nullptr);
+        return;
+    }
     r->body = static_cast<char*>(malloc(kSmallCapacity));
     if (r->body == nullptr) return;
-    r->len = http::format_decoded_json(r->body, kSmallCapacity, id, core::floor_div(epoch_unix_us(), 1000));
+    r->len = http::format_decoded_json(r->body, kSmallCapacity, id, core::floor_div(epoch_unix_us(), 1000),
+                                       node_geometry());
     r->status = MHD_HTTP_OK;
 }
 

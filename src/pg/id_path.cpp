@@ -165,13 +165,12 @@ void report_clock(const core::Next& r, int64_t now_ms, const char* backup_note =
     }
     const char* when = r.status == core::Status::BeforeEpoch ? "before" : "past the end of";
     count_refusal(core::Refusal::ClockOutOfRange);
-    ereport(ERROR,
-            (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
-             errmsg("system clock is %s the id range of snowflake.epoch", when),
-             errdetail("The clock reads %lld ms from the epoch %s; ids cover 0 to %lld ms.",
-                       static_cast<long long>(now_ms), timestamptz_to_str(current_epoch()),
-                       static_cast<long long>(core::kMaxMs)),
-             errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
+    ereport(ERROR, (errcode(ERRCODE_SF_CLOCK_OUT_OF_RANGE),
+                    errmsg("system clock is %s the id range of snowflake.epoch", when),
+                    errdetail("The clock reads %lld ms from the epoch %s; ids cover 0 to %lld ms.",
+                              static_cast<long long>(now_ms), timestamptz_to_str(current_epoch()),
+                              static_cast<long long>(node_geometry().max_ms)),
+                    errhint("Check the system clock, or choose a snowflake.epoch that covers it.")));
 }
 
 // One step of the state machine under the lock: the core's slow path
@@ -186,7 +185,7 @@ core::Next slow_step(Generator gen, const core::Config& config, int64_t epoch_us
     g.floor_ms = shared->floor_ms;
     g.floor_grace_ms = shared->floor_grace_ms;
     g.counters = shared->stats.generator;
-    const core::Next r = core::slow_issue(words, g, config, max_count, now_out);
+    const core::Next r = core::slow_issue(node_geometry(), words, g, config, max_count, now_out);
     shared->stats.generator = g.counters;
     LWLockRelease(shared->lock);
     return r;
@@ -336,8 +335,8 @@ core::GeneratorState load_state(Generator gen, int64_t epoch_us, uint64* cur, in
     pg_read_barrier();  // the position is read before the clock
     *now = now_ms(epoch_us);
     core::GeneratorState g;
-    g.last_ms = core::packed_ms(*cur);
-    g.sequence = core::packed_sequence(*cur);
+    g.last_ms = core::packed_ms(node_geometry(), *cur);
+    g.sequence = core::packed_sequence(node_geometry(), *cur);
     g.reserved_until_ms = static_cast<int64_t>(pg_atomic_read_u64(&shared->reserved_until_ms));
     g.floor_ms = shared->floor_ms;
     g.floor_grace_ms = shared->floor_grace_ms;
@@ -361,9 +360,10 @@ core::Next issue_ids(Generator gen, int32_t max_count, const IdWait& wait) {
         // Lock-free fast path (core::fast_issue()); a few lost races fall
         // through to the lock.
         PositionWords words(gen, epoch_us);
+        const core::Geometry& geo = node_geometry();
         for (int attempt = 0; attempt < 3; attempt++) {
             core::Next r;
-            const core::Fast f = core::fast_issue(words, &r.first_id);
+            const core::Fast f = core::fast_issue(geo, words, &r.first_id);
             if (f == core::Fast::Issued) {
                 count_ids(1);
                 r.status = core::Status::Issued;

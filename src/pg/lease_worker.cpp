@@ -304,6 +304,7 @@ void run_lease_driver() {
     me.data_directory = DataDir;
     core::FleetSettings fleet;
     fleet.epoch_unix_us = epoch_unix_us();
+    fleet.layout = node_geometry();
 
     PgLeaseHost pg_host;
     zk::ZkCoordinator* zookeeper = nullptr;

@@ -27,6 +27,7 @@ void _PG_init(void) {
     snowflake::pg::preloaded = true;
     snowflake::pg::define_settings();
     snowflake::pg::check_one_coordinator();
+    snowflake::pg::check_layout_fits();
     snowflake::pg::warn_if_clock_outside_epoch();
     snowflake::pg::install_shmem_hooks();
     snowflake::pg::register_wal_rmgr();

@@ -100,8 +100,15 @@ Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("snowflake id %lld is negative", static_cast<long long>(after_id)),
                         errhint("Snowflake ids are positive bigints; bit 63 is always zero.")));
+    const core::Geometry& g = sp::node_geometry();
+    if (!core::id_in(g, after_id))
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("snowflake id %lld does not fit %s", static_cast<long long>(after_id),
+                               sp::layout_setting_name()),
+                        errdetail("Ids of this node's layout are below 2^%d.", g.time_shift + g.time_bits),
+                        errhint("Give an id this node's layout can issue: its time decides the floor.")));
     const int64_t epoch_us = sp::epoch_unix_us();
-    const int64_t target = core::decompose(after_id).ms;
+    const int64_t target = core::decompose(g, after_id).ms;
     const int64_t now = sp::now_ms(epoch_us);
     if (target - now > sp::kAdvanceAheadLimitMs) {
         char* id_time = pstrdup(timestamptz_to_str(sp::ms_to_timestamptz(target)));

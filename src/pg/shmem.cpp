@@ -69,19 +69,20 @@ void shmem_startup() {
     if (!found) {
         std::memset(static_cast<void*>(shared), 0, shared_size(slots));
         shared->lock = &GetNamedLWLockTranche(kTranche)[0].lock;
+        const core::Geometry& geo = node_geometry();
         // A static worker id is in the word from the start; a leased node
         // starts fenced: its worker id comes with the first tenure
         // (start_tenure_locked()).
         pg_atomic_init_u64(&shared->position,
-                           leasing_configured() ? core::pack_fenced(-1, 0)
-                                                : core::pack_position(-1, core::kMaxSequence,
-                                                                      worker_id >= 0 ? worker_id : 0));
+                           leasing_configured()
+                               ? core::pack_fenced(geo, -1, 0)
+                               : core::pack_position(geo, -1, geo.max_sequence, worker_id >= 0 ? worker_id : 0));
         // The HTTP generator's word: its own worker id from the start when
         // snowflake.http_worker_id is set (static only), else fenced for good.
         pg_atomic_init_u64(&shared->http_position,
                            generator_in_use(Generator::Http)
-                               ? core::pack_position(-1, core::kMaxSequence, http_worker_id)
-                               : core::pack_fenced(-1, 0));
+                               ? core::pack_position(geo, -1, geo.max_sequence, http_worker_id)
+                               : core::pack_fenced(geo, -1, 0));
         pg_atomic_init_u64(&shared->reserved_until_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->local_reserved_ms, static_cast<uint64>(snowflake::core::kMaxMs));
         pg_atomic_init_u64(&shared->demand_ms_plus1, 0);
@@ -129,7 +130,7 @@ int64_t issued_ms() {
     int64_t ms = -1;
     for (const Generator g : kGenerators) {
         if (!generator_in_use(g)) continue;
-        const int64_t w = core::packed_ms(pg_atomic_read_u64(position_word(g)));
+        const int64_t w = core::packed_ms(node_geometry(), pg_atomic_read_u64(position_word(g)));
         if (w > ms) ms = w;
     }
     return ms;
@@ -144,7 +145,7 @@ int64_t fence_ids_locked() {
     for (const Generator g : kGenerators) {
         if (!generator_in_use(g)) continue;
         PositionWords words(g, 0);
-        const int64_t fenced = core::fence(words);
+        const int64_t fenced = core::fence(node_geometry(), words);
         if (g == Generator::Sql) sql_fence = fenced;
     }
     return sql_fence;
@@ -155,14 +156,14 @@ void lift_fence_locked() {
     for (const Generator g : kGenerators) {
         if (!generator_in_use(g)) continue;
         PositionWords words(g, 0);
-        core::lift(words);
+        core::lift(node_geometry(), words);
     }
 }
 
 // Starts a tenure of `worker` after floor_ms (shmem.hpp).
 int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, FloorSource source) {
     PositionWords words(Generator::Sql, 0);
-    const int64_t start = core::start_tenure(words, worker, floor_ms);
+    const int64_t start = core::start_tenure(node_geometry(), words, worker, floor_ms);
     // The start counts as used up: a clock up to grace_ms behind the floor
     // is still waited out.
     set_floor_locked(start, grace_ms > 0 ? grace_ms + (start - floor_ms) : 0, source);
@@ -175,7 +176,7 @@ bool raise_floor_locked(int64_t floor_ms, int64_t grace_ms, FloorSource source) 
     for (const Generator g : kGenerators) {
         if (!generator_in_use(g)) continue;
         PositionWords words(g, 0);
-        if (core::raise_floor(words, floor_ms)) moved = true;
+        if (core::raise_floor(node_geometry(), words, floor_ms)) moved = true;
     }
     if (!moved) return false;
     set_floor_locked(floor_ms, grace_ms, source);

@@ -5,6 +5,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -122,6 +123,10 @@ StatsSnapshot take_stats_snapshot() {
     s.clock_health_refusals = pg_atomic_read_u64(&st->clock_health_refusals);
     s.last_ms = issued_ms();  // either generator's (snowflake.http_worker_id)
     s.http_worker_id = http_worker_id;
+    const core::Geometry& g = node_geometry();
+    snprintf(s.layout, sizeof(s.layout), "%s", core::geometry_text(g).c_str());
+    s.ids_per_ms = g.max_sequence + 1;
+    s.lifetime_end_unix_us = s.epoch_unix_us + (g.max_ms + 1) * 1000;
     s.reservation_waits = pg_atomic_read_u64(&st->reservation_waits);
     s.reservation_window_ms = pg_atomic_read_u64(&st->window_ms);
     s.last_mark_write_ms = pg_atomic_read_u64(&st->last_write_ms);

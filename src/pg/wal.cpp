@@ -83,6 +83,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -301,6 +302,23 @@ void remove_refusal_file(int elevel) {
 // --- the resource manager ----------------------------------------------------
 
 void replay_reservation(const core::WalReservation& rec) {
+    // A record of another layout: this server would go on to issue ids that
+    // can equal the primary's (core/wal_record.hpp). The startup process
+    // stops, and with it the server; unless snowflake.accept_layout_change
+    // says the change is meant (the records of a crashed server that was
+    // then started in the new layout): its milliseconds still raise the floor.
+    if (rec.layout != core::mark_layout_code(node_geometry()) && !accept_layout_change) {
+        core::Geometry theirs{};
+        (void)core::geometry_of_mark_code(rec.layout, &theirs);  // decode_reservation() accepted it
+        ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("snowflake WAL records were written under snowflake.layout '%s', this server's is "
+                               "'%s'",
+                               core::geometry_text(theirs).c_str(), core::geometry_text(node_geometry()).c_str()),
+                        errdetail("A standby issues ids in its primary's layout once promoted: ids of two layouts "
+                                  "can be equal."),
+                        errhint("Set snowflake.layout to '%s' on this server and start it again.",
+                                core::geometry_text(theirs).c_str())));
+    }
     const core::ReplayedReservation r = core::read_reservation(rec, epoch_unix_us());
     const int64_t ms = r.until_ms;
     WalMarkShared& w = shared->wal;
@@ -413,6 +431,9 @@ void rmgr_desc(StringInfo buf, XLogReaderState* record) {
                          timestamptz_to_str(rec.until_ms * 1000 - kPgEpochUnixUs));
     }
     appendStringInfo(buf, ", window %d ms, worker %d", rec.window_ms, rec.worker_id);
+    core::Geometry g{};
+    if (rec.layout != 0 && core::geometry_of_mark_code(rec.layout, &g))
+        appendStringInfo(buf, ", layout %s", core::geometry_text(g).c_str());
 }
 
 // The resource manager's name of a record type.
@@ -504,9 +525,10 @@ bool log_reservation(int64_t until_ms, int64_t window_ms) {
     rec.epoch_unix_us = epoch_unix_us();
     rec.window_ms = static_cast<int32>(std::clamp<int64_t>(window_ms, 0, core::kMaxWindowMs));
     rec.worker_id = current_worker_id();
+    rec.layout = core::mark_layout_code(node_geometry());
 #ifndef SNOWFLAKE_WAL_RECORD_12
-    uint8_t data[core::kReserveRecordSize];
-    core::encode_reservation(rec, data);
+    uint8_t data[core::kReserveRecordSizeLayout];
+    const size_t data_len = core::encode_reservation(rec, data);
 #else
     // The record of 1.1 and 1.2 (16 bytes, the end in Unix time, no epoch),
     // in a build made only by test/standby.sh, which stands in for a 1.2
@@ -517,9 +539,10 @@ bool log_reservation(int64_t until_ms, int64_t window_ms) {
         int32 worker_id;
     } data{to_unix_ms(rec.until_ms), rec.window_ms, rec.worker_id};
     static_assert(sizeof(data) == core::kReserveRecordSize12, "the 1.2 layout");
+    const size_t data_len = sizeof(data);
 #endif
     XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&data), sizeof(data));
+    XLogRegisterData(reinterpret_cast<char*>(&data), static_cast<uint32>(data_len));
     // Not "activity": an idle server renews its reservation, and must not
     // force checkpoints or WAL segment switches (archive_timeout) for it.
     XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);

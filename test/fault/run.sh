@@ -45,6 +45,11 @@
 #      snowflake.mark): a LOG at start, 58P01 with a hint naming
 #      snowflake_advance_floor(), kept across a restart, lifted by the floor
 #      (ids above the old ones) or by crash recovery replaying a record
+#  18  snowflake.layout (issue 31) at start: layouts a node cannot issue and a
+#      worker id the layout cannot hold (FATAL naming them); a mark of js-safe
+#      under twitter (FATAL naming both), the explicit change
+#      (snowflake.accept_layout_change: twitter ids above every js-safe one,
+#      and back, with a WARNING)
 #
 # The instances of the mark and crash cases (4-6, 9-11, 13, 14, 17) run with
 # fsync = on, so that the durable path and its errors are exercised.
@@ -55,7 +60,8 @@
 #   crash.sh       9, 10, 13, 16 crashes and the reservation after them
 #   durability.sh  11, 14        the storage under the mark, the floor
 #   settings.sh    7, 8          a hot standby, bad settings
-# Case -> file: 0-3 clock, 4-6 restart, 7-8 settings, 9-10 crash, 11 durability, 12 clock, 13 crash, 14 durability, 15 clock, 16 crash, 17 restart.
+#   layout.sh      18            snowflake.layout at start
+# Case -> file: 0-3 clock, 4-6 restart, 7-8 settings, 9-10 crash, 11 durability, 12 clock, 13 crash, 14 durability, 15 clock, 16 crash, 17 restart, 18 layout.
 # This file sources them all and runs the cases in order of their numbers.
 # Helpers of the cases are in lib.sh; those this suite shares with others in
 # test/lib/fault.sh (instances, pgbench, checks; also test/standby.sh) and
@@ -78,7 +84,7 @@ SHIM_DIR=$SUITE_DIR
 
 ft_require "$SHIM_DIR"
 
-for fault_file in clock restart crash durability settings; do
+for fault_file in clock restart crash durability settings layout; do
     # shellcheck source=/dev/null
     . "$FAULT_DIR/$fault_file.sh"
 done

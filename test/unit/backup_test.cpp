@@ -230,8 +230,8 @@ TEST(Backup, PositionStartsAfterTheMarkWithTheBackupsWorkerId) {
     snowflake::test::PlainWords w;
     w.word = sc::pack_position(50000, 12, 3);
     const uint64_t own = w.word;
-    EXPECT_EQ(sc::fence(w), 50000);  // the own id's last millisecond
-    EXPECT_EQ(sc::start_tenure(w, 9, 1000), 1001);
+    EXPECT_EQ(sc::fence(sc::kTwitter, w), 50000);  // the own id's last millisecond
+    EXPECT_EQ(sc::start_tenure(sc::kTwitter, w, 9, 1000), 1001);
     EXPECT_EQ(sc::packed_worker(w.word), 9);
     EXPECT_EQ(sc::packed_ms(w.word), 1001);  // one past the mark, counted as used up
     EXPECT_EQ(sc::packed_sequence(w.word), sc::kMaxSequence);
@@ -245,7 +245,7 @@ TEST(Backup, PositionStartsAfterTheMarkWithTheBackupsWorkerId) {
     EXPECT_FALSE(sc::fast_next(w.word, 1001, w.reserved, &f));
     // A backup id that was never used starts at 0.
     snowflake::test::PlainWords fresh;
-    EXPECT_EQ(sc::start_tenure(fresh, 9, -1), 0);
+    EXPECT_EQ(sc::start_tenure(sc::kTwitter, fresh, 9, -1), 0);
 }
 
 TEST(Backup, AClockBehindWithFailoverIsNotCountedAsAnError) {

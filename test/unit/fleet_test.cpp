@@ -53,16 +53,45 @@ TEST(Fleet, AnotherEpochDiffersNamingBoth) {
 TEST(Fleet, UnknownFieldsAndOtherTextAreNotReadable) {
     std::string why;
     // A later version's setting that this one cannot check: no lease.
-    EXPECT_EQ(check_fleet_settings("snowflake-fleet epoch_unix_us=1735689600000000 layout=41/12/10", fleet(k2025),
+    EXPECT_EQ(check_fleet_settings("snowflake-fleet epoch_unix_us=1735689600000000 clock=tai", fleet(k2025),
                                    "/s/fleet", &why),
               FleetCheck::Unreadable);
-    EXPECT_EQ(why, "the fleet's settings in /s/fleet record layout, a setting this version does not know");
-    for (const char* bad : {"", "snowflake-fleet", "fleet epoch_unix_us=1", "snowflake-fleet epoch_unix_us=",
-                            "snowflake-fleet epoch_unix_us=x", "snowflake-fleet  epoch_unix_us=1",
-                            "snowflake-fleet epoch_unix_us=1 epoch_unix_us=1"}) {
+    EXPECT_EQ(why, "the fleet's settings in /s/fleet record clock, a setting this version does not know");
+    for (const char* bad :
+         {"", "snowflake-fleet", "fleet epoch_unix_us=1",
+          "snowflake-fleet epoch_unix_us=", "snowflake-fleet epoch_unix_us=x", "snowflake-fleet  epoch_unix_us=1",
+          "snowflake-fleet epoch_unix_us=1 epoch_unix_us=1", "snowflake-fleet epoch_unix_us=1 layout=41/6",
+          "snowflake-fleet epoch_unix_us=1 layout=42/6/6", "snowflake-fleet epoch_unix_us=1 layout=41/6/6/1",
+          "snowflake-fleet epoch_unix_us=1 layout=41/0/22",
+          "snowflake-fleet epoch_unix_us=1 layout=41/6/6 layout=41/6/6"}) {
         EXPECT_EQ(check_fleet_settings(bad, fleet(1), "/s/fleet", &why), FleetCheck::Unreadable) << bad;
         EXPECT_NE(why.find("not settings this version can read"), std::string::npos) << why;
     }
+}
+
+// snowflake.layout (issue 31): recorded only when it is not twitter, so a
+// twitter fleet's key reads as before, and a node of another layout does
+// not lease, with a sentence naming both.
+TEST(Fleet, TheLayoutIsRecordedAndComparedNamingBoth) {
+    FleetSettings js = fleet(k2025);
+    js.layout = geometry_of(41, 6, 6);
+    EXPECT_EQ(encode_fleet_settings(js), "snowflake-fleet epoch_unix_us=1735689600000000 layout=41/6/6");
+    std::string why = "untouched";
+    EXPECT_EQ(check_fleet_settings(encode_fleet_settings(js), js, "/s/fleet", &why), FleetCheck::Agree);
+    EXPECT_EQ(why, "untouched");
+    EXPECT_EQ(check_fleet_settings(encode_fleet_settings(js), fleet(k2025), "/s/fleet", &why), FleetCheck::Differ);
+    EXPECT_EQ(why, "this node's snowflake.layout is twitter, the fleet's (in /s/fleet) is js-safe");
+    EXPECT_EQ(check_fleet_settings(encode_fleet_settings(fleet(k2025)), js, "/s/fleet", &why), FleetCheck::Differ);
+    EXPECT_EQ(why, "this node's snowflake.layout is js-safe, the fleet's (in /s/fleet) is twitter");
+    FleetSettings custom = fleet(k2025);
+    custom.layout = geometry_of(40, 12, 11);
+    EXPECT_EQ(check_fleet_settings(encode_fleet_settings(custom), js, "/s/fleet", &why), FleetCheck::Differ);
+    EXPECT_EQ(why, "this node's snowflake.layout is js-safe, the fleet's (in /s/fleet) is time 40, worker 12, "
+                   "sequence 11, unit 1ms");
+    // The twitter widths written out are twitter.
+    EXPECT_EQ(check_fleet_settings("snowflake-fleet epoch_unix_us=1735689600000000 layout=41/10/12", fleet(k2025),
+                                   "/s/fleet", &why),
+              FleetCheck::Agree);
 }
 
 LeaseConfig checking(int32_t static_worker) {

@@ -900,10 +900,10 @@ struct Node {
     snowflake::test::PlainWords w;
 
     Node() { w.word = pack_fenced(-1, 0); }
-    int64_t fence() { return snowflake::core::fence(w); }
+    int64_t fence() { return snowflake::core::fence(snowflake::core::kTwitter, w); }
     // A new tenure, then a reservation published.
     int64_t hand_over(int32_t worker, int64_t floor_ms, int64_t reserved_until) {
-        const int64_t start = start_tenure(w, worker, floor_ms);
+        const int64_t start = start_tenure(snowflake::core::kTwitter, w, worker, floor_ms);
         w.reserved = reserved_until;
         return start;
     }
@@ -969,7 +969,7 @@ TEST(PositionWorker, AFenceMovesTheWordWhateverItHeldAFullMillisecondIncluded) {
     const uint64_t stale = w.word;
     FastNext f{};
     ASSERT_TRUE(fast_next(stale, 501, 600, &f));
-    EXPECT_EQ(snowflake::core::fence(w), 500);  // the exact mark
+    EXPECT_EQ(snowflake::core::fence(snowflake::core::kTwitter, w), 500);  // the exact mark
     uint64_t expected = stale;
     EXPECT_FALSE(w.cas_word(expected, f.next)) << "the stale swap must fail after the fence";
     // Nothing is issued from a fenced word, by either path.
@@ -977,7 +977,7 @@ TEST(PositionWorker, AFenceMovesTheWordWhateverItHeldAFullMillisecondIncluded) {
     GeneratorState g;
     int64_t now_out = 0;
     w.clock = 501;
-    EXPECT_EQ(slow_issue(w, g, Config{}, 1, &now_out).status, Status::Fenced);
+    EXPECT_EQ(slow_issue(snowflake::core::kTwitter, w, g, Config{}, 1, &now_out).status, Status::Fenced);
 }
 
 TEST(PositionWorker, ATenureStartsPastTheFenceAndTheFloorAndOnlyFromAFence) {
@@ -985,19 +985,19 @@ TEST(PositionWorker, ATenureStartsPastTheFenceAndTheFloorAndOnlyFromAFence) {
     w.word = pack_position(500, kMaxSequence, 3);
     w.reserved = 900;
     // A new worker id: one past the floor, counted as used up; nothing reserved past it.
-    EXPECT_EQ(start_tenure(w, 4, 100), 101);
+    EXPECT_EQ(start_tenure(snowflake::core::kTwitter, w, 4, 100), 101);
     EXPECT_EQ(w.word, pack_position(101, kMaxSequence, 4));
     EXPECT_EQ(w.reserved, 101);
     // The same worker id again: past its own fence too, even with the floor below.
-    EXPECT_EQ(start_tenure(w, 4, 50), 102);
-    EXPECT_EQ(start_tenure(w, 4, 900), 901);
+    EXPECT_EQ(start_tenure(snowflake::core::kTwitter, w, 4, 50), 102);
+    EXPECT_EQ(start_tenure(snowflake::core::kTwitter, w, 4, 900), 901);
     // A lifted fence resumes one past it, reservation unchanged.
     w.reserved = 950;
-    EXPECT_EQ(snowflake::core::fence(w), 901);
-    lift(w);
+    EXPECT_EQ(snowflake::core::fence(snowflake::core::kTwitter, w), 901);
+    lift(snowflake::core::kTwitter, w);
     EXPECT_EQ(w.word, pack_position(902, kMaxSequence, 4));
     EXPECT_EQ(w.reserved, 950);
-    lift(w);  // not fenced: nothing
+    lift(snowflake::core::kTwitter, w);  // not fenced: nothing
     EXPECT_EQ(w.word, pack_position(902, kMaxSequence, 4));
     // raise_position keeps the worker id and a fence, and never lowers.
     const uint64_t p = pack_position(500, 7, 3);
@@ -1080,14 +1080,14 @@ TEST(PositionWorker, AnIdSwappedAfterTheLeaseDeadlineIsGivenUp) {
     w.deadline = 5'000;
     w.boot = 4'999;
     int64_t id = 0;
-    EXPECT_EQ(fast_issue(w, &id), Fast::Issued);
+    EXPECT_EQ(fast_issue(snowflake::core::kTwitter, w, &id), Fast::Issued);
     w.boot = 5'000;
-    EXPECT_EQ(fast_issue(w, &id), Fast::LeaseEnded);
+    EXPECT_EQ(fast_issue(snowflake::core::kTwitter, w, &id), Fast::LeaseEnded);
     EXPECT_EQ(decompose(id).sequence, 1);  // swapped: the id is a gap, never issued again
     GeneratorState g;
     int64_t now = 0;
-    EXPECT_EQ(slow_issue(w, g, Config{}, 10, &now).status, Status::LeaseEnded);
+    EXPECT_EQ(slow_issue(snowflake::core::kTwitter, w, g, Config{}, 10, &now).status, Status::LeaseEnded);
     w.deadline = 0;  // the lease worker unpublished the lease
-    EXPECT_EQ(fast_issue(w, &id), Fast::NoLease);
-    EXPECT_EQ(slow_issue(w, g, Config{}, 10, &now).status, Status::Fenced);
+    EXPECT_EQ(fast_issue(snowflake::core::kTwitter, w, &id), Fast::NoLease);
+    EXPECT_EQ(slow_issue(snowflake::core::kTwitter, w, g, Config{}, 10, &now).status, Status::Fenced);
 }

@@ -77,6 +77,42 @@ TEST(Mark, RejectsOutOfRangeValuesEvenWithAValidChecksum) {
     forge(7, 1, buf);
     EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::Ok);
     EXPECT_TRUE(out.clean);
+    forge(7, 1u | ((1u << 18) | 41u << 12 | 10u << 6 | 12u) << 8, buf);  // twitter spelled out
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::BadValue);
+    forge(7, 1u | ((1u << 18) | 41u << 12 | 6u << 6 | 6u) << 8, buf);  // js-safe
+    EXPECT_EQ(decode_mark(buf, kMarkSize, &out), MarkDecode::Ok);
+    EXPECT_EQ(out.layout, mark_layout_code(geometry_of(41, 6, 6)));
+}
+
+// snowflake.layout (issue 31): the mark records the layout of the ids it
+// bounds in its flags, 0 for twitter (so a twitter mark is the bytes of
+// 1.2's), and a code no layout has is a bad value.
+TEST(Mark, RecordsItsLayoutInTheFlags) {
+    EXPECT_EQ(mark_layout_code(kTwitter), 0u);
+    for (const Geometry& g : {kTwitter, geometry_of(41, 6, 6), geometry_of(40, 13, 10), geometry_of(11, 4, 2)}) {
+        uint8_t buf[kMarkSize];
+        encode_mark(Mark{1234, true, 1500, mark_layout_code(g)}, buf);
+        Mark out;
+        ASSERT_EQ(decode_mark(buf, sizeof(buf), &out), MarkDecode::Ok);
+        EXPECT_EQ(out.layout, mark_layout_code(g));
+        Geometry back{};
+        ASSERT_TRUE(geometry_of_mark_code(out.layout, &back));
+        EXPECT_EQ(back, g);
+        EXPECT_TRUE(out.clean);
+        EXPECT_EQ(out.ms, 1234);
+    }
+    // A twitter mark is the bytes of a mark written before layouts.
+    uint8_t a[kMarkSize], b[kMarkSize];
+    encode_mark(Mark{99, false, 1500}, a);
+    encode_mark(Mark{99, false, 1500, mark_layout_code(kTwitter)}, b);
+    EXPECT_EQ(std::memcmp(a, b, kMarkSize), 0);
+    // Codes no layout has: twitter spelled out, widths that do not fit, no marker bit.
+    Geometry g{};
+    EXPECT_FALSE(geometry_of_mark_code((1u << 18) | 41u << 12 | 10u << 6 | 12u, &g));
+    EXPECT_FALSE(geometry_of_mark_code((1u << 18) | 42u << 12 | 6u << 6 | 6u, &g));
+    EXPECT_FALSE(geometry_of_mark_code((1u << 18) | 41u << 12 | 0u << 6 | 6u, &g));
+    EXPECT_FALSE(geometry_of_mark_code(41u << 12 | 6u << 6 | 6u, &g));
+    EXPECT_FALSE(geometry_of_mark_code((3u << 18) | 41u << 12 | 6u << 6 | 6u, &g));
 }
 
 TEST(Mark, EveryStatusHasText) {

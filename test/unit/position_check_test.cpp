@@ -46,6 +46,10 @@ namespace sc = snowflake::core;
 
 namespace {
 
+// The geometry every check runs in: twitter's, or a small one whose
+// sequence fills after a few ids (PositionCheck.*InASmallLayout).
+sc::Geometry geo = sc::kTwitter;
+
 // ---------------------------------------------------------------------------
 // Green threads: one switch per shared access.
 
@@ -226,7 +230,7 @@ struct World {
 };
 
 std::string id_text(int64_t id) {
-    const sc::Fields f = sc::decompose(id);
+    const sc::Fields f = sc::decompose(geo, id);
     char buf[96];
     snprintf(buf, sizeof buf, "(ms %lld, worker %d, seq %d)", static_cast<long long>(f.ms), f.worker, f.sequence);
     return buf;
@@ -324,12 +328,12 @@ struct ModelWords {
     void mark_fenced(int64_t exact) {
         w->fenced = true;
         for (const Range& r : w->ranges)
-            if (r.tenure == w->tenure && sc::decompose(r.last).ms > exact)
+            if (r.tenure == w->tenure && sc::decompose(geo, r.last).ms > exact)
                 w->fail("id " + id_text(r.last) + " lies past the fence's millisecond " + std::to_string(exact));
     }
 
     void on_swap(uint64_t before, uint64_t after) {
-        if (op != Op::None || (sc::is_fenced(after) && !sc::is_fenced(before))) {
+        if (op != Op::None || (sc::is_fenced(geo, after) && !sc::is_fenced(geo, before))) {
             lease_worker_swap(before, after);
             return;
         }
@@ -337,9 +341,9 @@ struct ModelWords {
     }
 
     void lease_worker_swap(uint64_t before, uint64_t after) {
-        const bool was = sc::is_fenced(before), now = sc::is_fenced(after);
+        const bool was = sc::is_fenced(geo, before), now = sc::is_fenced(geo, after);
         if ((!was && now) || op == Op::Fence1_2) {
-            mark_fenced(sc::packed_ms(after));
+            mark_fenced(sc::packed_ms(geo, after));
         } else if (was && !now && op == Op::Start) {
             w->tenure++;
             w->fenced = false;
@@ -347,7 +351,7 @@ struct ModelWords {
             w->floor = op_floor;
             w->durable = op_floor;  // nothing of the new tenure is reserved yet
             if (w->next_lease_until >= 0) w->lease_until = w->next_lease_until;
-            if (sc::packed_worker(after) != op_worker) w->fail("a tenure started with another worker id");
+            if (sc::packed_worker(geo, after) != op_worker) w->fail("a tenure started with another worker id");
         } else if (was && !now && op == Op::Lift) {
             w->fenced = false;
         } else if (op == Op::Raise) {
@@ -358,16 +362,18 @@ struct ModelWords {
     }
 
     void caller_swap(uint64_t before, uint64_t after) {
-        if (sc::is_fenced(before) || w->fenced) {
+        if (sc::is_fenced(geo, before) || w->fenced) {
             w->fail("a caller's swap succeeded after the fence, while no tenure was in force");
             return;
         }
-        const int32_t worker = sc::packed_worker(before);
-        const int64_t ms = sc::packed_ms(after);
-        if (sc::packed_worker(after) != worker) w->fail("a caller's swap changed the worker id");
-        if (sc::position_order(after) <= sc::position_order(before)) w->fail("a caller's swap did not move forward");
-        const int32_t first = sc::packed_ms(before) == ms ? sc::packed_sequence(before) + 1 : 0;
-        const int64_t lo = sc::compose(ms, worker, first), hi = sc::compose(ms, worker, sc::packed_sequence(after));
+        const int32_t worker = sc::packed_worker(geo, before);
+        const int64_t ms = sc::packed_ms(geo, after);
+        if (sc::packed_worker(geo, after) != worker) w->fail("a caller's swap changed the worker id");
+        if (sc::position_order(geo, after) <= sc::position_order(geo, before))
+            w->fail("a caller's swap did not move forward");
+        const int32_t first = sc::packed_ms(geo, before) == ms ? sc::packed_sequence(geo, before) + 1 : 0;
+        const int64_t lo = sc::compose(geo, ms, worker, first),
+                      hi = sc::compose(geo, ms, worker, sc::packed_sequence(geo, after));
         if (worker != w->worker)
             w->fail("id " + id_text(lo) + " composes worker id " + std::to_string(worker) + " during a tenure of " +
                     std::to_string(w->worker));
@@ -426,16 +432,17 @@ public:
         world_.clock = sc.start.clock;
         world_.worker = sc.worker;
         world_.floor = sc.floor;
-        world_.fenced = sc::is_fenced(sc.start.word);
+        world_.fenced = sc::is_fenced(geo, sc.start.word);
         world_.durable = sc.start.reserved;
         world_.deadline = sc.leased ? 2 : sc::kNoDeadline;
         world_.lease_until = world_.deadline;
         // The ids the starting word says were issued already.
-        if (!sc::is_fenced(sc.start.word) && sc::packed_ms(sc.start.word) >= 0) {
-            const int64_t ms = sc::packed_ms(sc.start.word);
-            const int32_t w = sc::packed_worker(sc.start.word);
-            world_.ranges.push_back(Range{sc::compose(ms, w, 0), sc::compose(ms, w, sc::packed_sequence(sc.start.word)),
-                                          0, -1, 0, world_.lease_until});
+        if (!sc::is_fenced(geo, sc.start.word) && sc::packed_ms(geo, sc.start.word) >= 0) {
+            const int64_t ms = sc::packed_ms(geo, sc.start.word);
+            const int32_t w = sc::packed_worker(geo, sc.start.word);
+            world_.ranges.push_back(Range{sc::compose(geo, ms, w, 0),
+                                          sc::compose(geo, ms, w, sc::packed_sequence(geo, sc.start.word)), 0, -1,
+                                          0, world_.lease_until});
         }
         world_.clock_moves = sc.clock_moves;
         world_.boot_moves = sc.boot_moves;
@@ -548,7 +555,7 @@ Outcome check(const Scenario& sc) {
 void fast_caller(ModelWords& m) {
     int64_t id = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        const sc::Fast f = sc::fast_issue(m, &id);
+        const sc::Fast f = sc::fast_issue(geo, m, &id);
         if (f == sc::Fast::Issued) {
             m.returned(id, 1);
             return;
@@ -559,7 +566,7 @@ void fast_caller(ModelWords& m) {
     m.lock();
     sc::GeneratorState g;
     int64_t now = 0;
-    const sc::Next r = sc::slow_issue(m, g, sc::Config{}, 1, &now);
+    const sc::Next r = sc::slow_issue(geo, m, g, sc::Config{}, 1, &now);
     m.unlock();
     if (r.status == sc::Status::Issued) m.returned(r.first_id, r.count);
 }
@@ -570,7 +577,7 @@ Body slow_caller(int32_t n) {
         m.lock();
         sc::GeneratorState g;
         int64_t now = 0;
-        const sc::Next r = sc::slow_issue(m, g, sc::Config{}, n, &now);
+        const sc::Next r = sc::slow_issue(geo, m, g, sc::Config{}, n, &now);
         m.unlock();
         if (r.status == sc::Status::Issued) m.returned(r.first_id, r.count);
     };
@@ -580,7 +587,7 @@ Body slow_caller(int32_t n) {
 struct Lw {
     static void fence(ModelWords& m) {
         m.lock();
-        (void)sc::fence(m);
+        (void)sc::fence(geo, m);
         m.unlock();
         m.checkpoint(201);
     }
@@ -588,7 +595,7 @@ struct Lw {
     static void lift(ModelWords& m) {
         m.lock();
         m.op = Op::Lift;
-        sc::lift(m);
+        sc::lift(geo, m);
         m.op = Op::None;
         m.unlock();
         m.checkpoint(202);
@@ -598,7 +605,7 @@ struct Lw {
         m.op = Op::Start;
         m.op_worker = worker;
         m.op_floor = floor;
-        (void)sc::start_tenure(m, worker, floor);
+        (void)sc::start_tenure(geo, m, worker, floor);
         m.op = Op::None;
         m.unlock();
         m.checkpoint(203 + static_cast<uint64_t>(worker));
@@ -607,7 +614,7 @@ struct Lw {
         m.lock();
         m.op = Op::Raise;
         m.op_floor = floor;
-        (void)sc::raise_floor(m, floor);
+        (void)sc::raise_floor(geo, m, floor);
         m.op = Op::None;
         m.unlock();
     }
@@ -626,7 +633,7 @@ struct Lw {
         m.lock();
         m.access();
         m.w->deadline = 0;
-        (void)sc::fence(m);
+        (void)sc::fence(geo, m);
         m.unlock();
     }
 };
@@ -660,21 +667,24 @@ constexpr int32_t kW = 3;     // the worker id in force
 // quick: the first class only, under AddressSanitizer (kQuick).
 std::vector<Start> starts(bool quick = kQuick) {
     std::vector<Start> s;
-    for (int32_t seq : {0, 5, sc::kMaxSequence})
+    for (int32_t seq : {0, std::min<int32_t>(5, geo.max_sequence - 1), geo.max_sequence})
         for (int64_t dr : {-1, 0, 1}) {
             // The clock one past the word's millisecond; the reservation
             // below, at and above it.
-            Start st{"", sc::pack_position(kM, seq, kW), kM + 1 + dr, kM + 1};
+            Start st{"", sc::pack_position(geo, kM, seq, kW), kM + 1 + dr, kM + 1};
             s.push_back(st);
         }
-    for (int32_t seq : {0, sc::kMaxSequence}) s.push_back(Start{"", sc::pack_position(kM, seq, kW), kM + 3, kM});
+    // The clock still in the word's millisecond: nothing of it used, its
+    // last sequence left (callers race for it), or all of it used.
+    for (int32_t seq : {0, geo.max_sequence - 1, geo.max_sequence})
+        s.push_back(Start{"", sc::pack_position(geo, kM, seq, kW), kM + 3, kM});
     if (quick) s.resize(1);
     return s;
 }
 
 std::string start_name(const Start& st) {
     char buf[96];
-    snprintf(buf, sizeof buf, "seq %d, reserved %+lld, clock %+lld", sc::packed_sequence(st.word),
+    snprintf(buf, sizeof buf, "seq %d, reserved %+lld, clock %+lld", sc::packed_sequence(geo, st.word),
              static_cast<long long>(st.reserved - st.clock), static_cast<long long>(st.clock - kM));
     return buf;
 }
@@ -706,21 +716,21 @@ std::vector<Script> scripts() {
              // tenure after its mark (behind the own id's ids), and back
              // after both tenures' last milliseconds.
              m.lock();
-             const int64_t own_last = sc::fence(m);
+             const int64_t own_last = sc::fence(geo, m);
              m.op = Op::Start;
              m.op_worker = 9;
              m.op_floor = kM - 5;
-             (void)sc::start_tenure(m, 9, kM - 5);
+             (void)sc::start_tenure(geo, m, 9, kM - 5);
              m.op = Op::None;
              m.unlock();
              Lw::publish(m, kM + 9);
              m.lock();
-             const int64_t backup_last = sc::fence(m);
+             const int64_t backup_last = sc::fence(geo, m);
              const int64_t floor = own_last > backup_last ? own_last : backup_last;
              m.op = Op::Start;
              m.op_worker = kW;
              m.op_floor = floor;
-             (void)sc::start_tenure(m, kW, floor);
+             (void)sc::start_tenure(geo, m, kW, floor);
              m.op = Op::None;
              m.unlock();
              Lw::publish(m, kM + 9);  // ids on the own id after the return
@@ -735,8 +745,8 @@ std::vector<std::pair<std::string, std::vector<Body>>> caller_sets() {
     return {
         {"fast, fast", {fast_caller, fast_caller}},
         {"fast, slow", {fast_caller, slow_caller(1)}},
-        {"fast, batch", {fast_caller, slow_caller(sc::kIdsPerMs)}},
-        {"slow, batch", {slow_caller(1), slow_caller(sc::kIdsPerMs)}},
+        {"fast, batch", {fast_caller, slow_caller(geo.max_sequence + 1)}},
+        {"slow, batch", {slow_caller(1), slow_caller(geo.max_sequence + 1)}},
     };
 }
 
@@ -758,11 +768,9 @@ Scenario make(const Start& st, const Script& script, const std::pair<std::string
     return s;
 }
 
-}  // namespace
-
 // Every transition, every pair of callers, every class of starting word,
-// with the clock ticking once at any point.
-TEST(PositionCheck, EveryInterleavingOfTwoCallersWithEachTransition) {
+// with the clock ticking once at any point, in geometry geo.
+void check_two_callers() {
     size_t states = 0, runs = 0, scenarios = 0;
     for (const Start& st : starts())
         for (const Script& script : scripts())
@@ -775,15 +783,37 @@ TEST(PositionCheck, EveryInterleavingOfTwoCallersWithEachTransition) {
                 runs += o.runs;
                 scenarios++;
             }
-    printf("[position check] %zu scenarios, %zu states, %zu complete runs\n", scenarios, states, runs);
+    printf("[position check] sequence of %d bits: %zu scenarios, %zu states, %zu complete runs\n",
+           geo.sequence_bits, scenarios, states, runs);
     EXPECT_GT(runs, scenarios);
+}
+
+}  // namespace
+
+TEST(PositionCheck, EveryInterleavingOfTwoCallersWithEachTransition) { check_two_callers(); }
+
+// The same in a layout of 11 bits of time, 4 of worker id and 2 of
+// sequence (snowflake.layout = 'time 11, worker 4, sequence 2'): every word
+// has that geometry's form (its worker shift, its fenced values), and a
+// millisecond fills after four ids. The protocol is the same for every
+// geometry, so the interleavings are the same as twitter's (the state
+// counts agree); what this adds is the check of the packing itself.
+TEST(PositionCheck, EveryInterleavingOfTwoCallersInASmallLayout) {
+    struct Restore {
+        ~Restore() { geo = sc::kTwitter; }
+    } restore;
+    geo = sc::geometry_of(11, 4, 2);
+    ASSERT_GE(geo.max_ms, kM + 10);
+    ASSERT_GE(geo.max_worker, 9);  // the scripts' backup worker id
+    check_two_callers();
 }
 
 // Three callers (two fast, one batch) with every transition.
 TEST(PositionCheck, EveryInterleavingOfThreeCallersWithEachTransition) {
     size_t states = 0;
     const std::pair<std::string, std::vector<Body>> three{"fast, fast, batch",
-                                                          {fast_caller, fast_caller, slow_caller(sc::kIdsPerMs)}};
+                                                          {fast_caller, fast_caller,
+                                                           slow_caller(geo.max_sequence + 1)}};
     for (const Start& st : starts())
         for (const Script& script : scripts()) {
             const Outcome o = check(make(st, script, three, 1, 0, false));
@@ -851,7 +881,7 @@ std::vector<Script> lease_scripts() {
              m.lock();
              set_deadline(m, 6, true);
              m.op = Op::Lift;
-             sc::lift(m);
+             sc::lift(geo, m);
              m.op = Op::None;
              m.unlock();
          },
@@ -899,11 +929,12 @@ namespace {
 void fence_1_2(ModelWords& m) {
     m.lock();
     const uint64_t p = m.load_word();
-    const int64_t ms = sc::packed_ms(p);
+    const int64_t ms = sc::packed_ms(geo, p);
     m.limit_reserved(ms);
     uint64_t cur = m.load_word();
     for (;;) {
-        const uint64_t next = sc::pack_position(sc::packed_ms(cur), sc::kMaxSequence, sc::packed_worker(cur));
+        const uint64_t next = sc::pack_position(geo, sc::packed_ms(geo, cur), geo.max_sequence,
+                                                sc::packed_worker(geo, cur));
         if (next == cur) {
             m.fence_without_swap(ms);
             break;
@@ -924,25 +955,25 @@ void fast_caller_1_2(ModelWords& m) {
     const int64_t now = m.now_ms();
     const int64_t reserved = m.load_reserved();
     sc::FastNext f;
-    if (!sc::fast_next(cur, now, reserved, &f)) return;
+    if (!sc::fast_next(geo, cur, now, reserved, &f)) return;
     if (m.cas_word(cur, f.next)) m.returned(f.id, 1);
 }
 
 }  // namespace
 
 TEST(PositionCheck, FindsTheFenceThatLeftAFullMillisecondUnchangedIn1_2) {
-    const Start full{"", sc::pack_position(kM, sc::kMaxSequence, kW), kM + 5, kM + 1};
+    const Start full{"", sc::pack_position(geo, kM, geo.max_sequence, kW), kM + 5, kM + 1};
     const Script shutdown{"1.2 shutdown barrier", fence_1_2, true};
     const std::pair<std::string, std::vector<Body>> one{"1.2 fast", {fast_caller_1_2}};
     const Outcome o = check(make(full, shutdown, one, 0, 0, false));
     EXPECT_NE(o.violation.find("fence"), std::string::npos) << o.violation;
     // From a word with sequence left, 1.2's fence swapped and held.
-    const Start mid{"", sc::pack_position(kM, 5, kW), kM + 5, kM + 1};
+    const Start mid{"", sc::pack_position(geo, kM, 5, kW), kM + 5, kM + 1};
     EXPECT_EQ(check(make(mid, shutdown, one, 0, 0, false)).violation, "");
 }
 
 TEST(PositionCheck, FindsTheIdReturnedAfterTheLeaseEndedIn1_2) {
-    const Start st{"", sc::pack_position(kM, 5, kW), kM + 5, kM + 1};
+    const Start st{"", sc::pack_position(geo, kM, 5, kW), kM + 5, kM + 1};
     const Script stalled{"lease worker stopped", [](ModelWords&) {}, false};
     const std::pair<std::string, std::vector<Body>> one{"1.2 fast", {fast_caller_1_2}};
     const Outcome o = check(make(st, stalled, one, 0, 2, true));

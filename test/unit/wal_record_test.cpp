@@ -1,6 +1,7 @@
 // The snowflake WAL record's layouts and their reading (core/wal_record.hpp),
 // and the epoch refusal (core/promotion.hpp).
 #include "core/layout.hpp"
+#include "core/mark.hpp"
 #include "core/promotion.hpp"
 #include "core/wal_record.hpp"
 
@@ -32,15 +33,46 @@ TEST(WalRecord, RoundTrip) {
     r.epoch_unix_us = kEpochUs + 123;
     r.window_ms = 1500;
     r.worker_id = 1023;
-    uint8_t buf[kReserveRecordSize];
-    encode_reservation(r, buf);
+    uint8_t buf[kReserveRecordSizeLayout];
+    ASSERT_EQ(encode_reservation(r, buf), kReserveRecordSize);
     WalReservation back;
-    ASSERT_TRUE(decode_reservation(buf, sizeof(buf), &back));
+    ASSERT_TRUE(decode_reservation(buf, kReserveRecordSize, &back));
     EXPECT_EQ(back.until_ms, r.until_ms);
     EXPECT_TRUE(back.epoch_known);
     EXPECT_EQ(back.epoch_unix_us, r.epoch_unix_us);
     EXPECT_EQ(back.window_ms, 1500);
     EXPECT_EQ(back.worker_id, 1023);
+}
+
+// snowflake.layout (issue 31): a node of another layout than twitter
+// writes 32 bytes, the layout at the end; twitter's record stays 24 bytes.
+TEST(WalRecord, ALayoutOtherThanTwitterIsRecorded) {
+    WalReservation r;
+    r.until_ms = 5000;
+    r.epoch_known = true;
+    r.epoch_unix_us = kEpochUs;
+    r.window_ms = 1500;
+    r.worker_id = 63;
+    uint8_t buf[kReserveRecordSizeLayout];
+    EXPECT_EQ(encode_reservation(r, buf), kReserveRecordSize);
+    WalReservation back;
+    ASSERT_TRUE(decode_reservation(buf, kReserveRecordSize, &back));
+    EXPECT_EQ(back.layout, 0u);
+    r.layout = mark_layout_code(geometry_of(41, 6, 6));
+    ASSERT_EQ(encode_reservation(r, buf), kReserveRecordSizeLayout);
+    ASSERT_TRUE(decode_reservation(buf, kReserveRecordSizeLayout, &back));
+    EXPECT_EQ(back.layout, r.layout);
+    EXPECT_EQ(back.until_ms, 5000);
+    EXPECT_EQ(back.worker_id, 63);
+    // A 32-byte record holds a layout other than twitter, and zeros after it.
+    uint8_t bad[kReserveRecordSizeLayout];
+    std::memcpy(bad, buf, sizeof(bad));
+    const uint32_t zero = 0;
+    std::memcpy(bad + 24, &zero, 4);
+    EXPECT_FALSE(decode_reservation(bad, sizeof(bad), &back));
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[28] = 1;
+    EXPECT_FALSE(decode_reservation(bad, sizeof(bad), &back));
 }
 
 TEST(WalRecord, ReadsTheRecordOf12) {

@@ -260,7 +260,7 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
     if (max_count == 1) {
         for (int attempt = 0; attempt < 3; attempt++) {
             int64_t id = 0;
-            const core::Fast f = core::fast_issue(words, &id);
+            const core::Fast f = core::fast_issue(core::kTwitter, words, &id);
             if (f == core::Fast::Issued) {
                 g->ids_issued.fetch_add(1, std::memory_order_relaxed);
                 out->status = core::Status::Issued;
@@ -285,7 +285,7 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
             st.floor_ms = g->floor_ms;
             st.floor_grace_ms = g->floor_grace_ms;
             st.counters = g->counters;
-            r = core::slow_issue(words, st, config, max_count, &now);
+            r = core::slow_issue(core::kTwitter, words, st, config, max_count, &now);
             g->counters = st.counters;
         }
         switch (r.status) {

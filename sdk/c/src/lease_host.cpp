@@ -83,10 +83,10 @@ public:
         Words words(*g_);
         if (held && !g_->stopping) {
             g_->deadline_ns.store(l.deadline_ns, std::memory_order_release);
-            core::lift(words);
+            core::lift(core::kTwitter, words);
         } else {
             g_->deadline_ns.store(0, std::memory_order_release);
-            (void)core::fence(words);
+            (void)core::fence(core::kTwitter, words);
         }
         g_->cv.notify_all();
     }
@@ -106,7 +106,7 @@ public:
     int64_t fence_ids() noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        return core::fence(words);
+        return core::fence(core::kTwitter, words);
     }
     int64_t coord_reserved_ms() noexcept override { return g_->reserved.load(); }
     int64_t demand_ms() noexcept override { return g_->demand_ms.load(); }
@@ -151,7 +151,7 @@ public:
     int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        const int64_t own_last = core::fence(words);
+        const int64_t own_last = core::fence(core::kTwitter, words);
         g_->own_last_ms = own_last;
         if (own_last > g_->own_high_ms) g_->own_high_ms = own_last;
         // The demand only grows, and the own id's is ahead of the clock now:
@@ -167,7 +167,7 @@ public:
     int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        const int64_t backup_last = core::fence(words);
+        const int64_t backup_last = core::fence(core::kTwitter, words);
         begin_tenure_locked(worker, std::max(own_last_ms, backup_last), 0);
         g_->backup_worker = -1;
         g_->own_last_ms = -1;
@@ -193,7 +193,7 @@ private:
     // first ids need not wait for its write.
     void begin_tenure_locked(int32_t worker, int64_t floor, int64_t grace) noexcept {
         Words words(*g_);
-        const int64_t start = core::start_tenure(words, worker, floor);
+        const int64_t start = core::start_tenure(core::kTwitter, words, worker, floor);
         g_->floor_ms = start;
         g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
         const int64_t now = sdk::id_ms(g_->settings);
@@ -326,7 +326,7 @@ bool close_leased(sf_generator* g) noexcept {
         g->stopping = true;
         g->deadline_ns.store(0);
         Words words(*g);
-        (void)core::fence(words);  // the driver's shutdown hands this fence over as the exact mark
+        (void)core::fence(core::kTwitter, words);  // the driver's shutdown hands this fence over as the exact mark
         if (g->runner != nullptr) g->runner->stop();
         g->cv.notify_all();
     }

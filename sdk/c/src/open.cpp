@@ -150,7 +150,7 @@ sf_code open_mark_file(sf_generator* g) noexcept {
     const int64_t grace = m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs);
     Words words(*g);
     g->word.store(core::pack_fenced(-1, g->settings.worker));
-    const int64_t start = core::start_tenure(words, g->settings.worker, m.ms);
+    const int64_t start = core::start_tenure(core::kTwitter, words, g->settings.worker, m.ms);
     g->floor_ms = start;
     g->floor_grace_ms = grace > 0 ? grace + (start - m.ms) : 0;
     g->durable_ms = start;
@@ -375,7 +375,7 @@ sf_code sf_close(sf_generator* gen) {
         gen->stopping = true;
         gen->deadline_ns.store(0);
         sdk::Words words(*gen);
-        last_ms = core::fence(words);
+        last_ms = core::fence(core::kTwitter, words);
         gen->cv.notify_all();
     }
     if (gen->thread != nullptr) {

@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# Fault-injection case of snowflake.layout (issue 31): what a server does at
+# start with a layout it cannot issue, a worker id its layout cannot hold,
+# and a high-water mark written under another layout. Sourced by run.sh.
+
+# refuses_start DIR DESC TEXT LINE...: with LINE... as fault.conf the server
+# does not start, and its log has TEXT after the attempt.
+refuses_start() {
+    local dir=$1 desc=$2 text=$3 off; shift 3
+    fault_conf "$dir" "$@"
+    off=$(log_size "$dir")
+    if pg_start "$dir"; then
+        not_ok "$desc" "it started"
+        pg_stop "$dir"
+        return
+    fi
+    pg_reap "$dir"
+    if log_has "$dir" "$off" "$text"; then
+        ok "$desc"
+    else
+        not_ok "$desc" "wanted: $text" "$(log_since "$dir" "$off" | grep -E 'FATAL|DETAIL|HINT' | head -4)"
+    fi
+}
+
+case_18() {
+    echo "# case 18: snowflake.layout at start: bad layouts, worker ids it cannot hold, a mark of another layout"
+    local Y off js_max tw_min tw_max js2_min
+    Y=$(pg_tmpdir)
+    fault_init "$Y" "fsync = on" || { bail "18: instance initialised"; return; }
+
+    refuses_start "$Y" "18: sonyflake's order and unit cannot be issued: FATAL naming snowflake.layout" \
+        'FATAL:  invalid value for parameter "snowflake.layout": "sonyflake"' "snowflake.layout = 'sonyflake'"
+    refuses_start "$Y" "18: ... the detail says why" \
+        "this layout's order (time, sequence, worker) is read and built by snowflake_decode_as()" \
+        "snowflake.layout = 'sonyflake'"
+    refuses_start "$Y" "18: 42 bits of time: refused" \
+        "a node's time field has at most 41 bits" "snowflake.layout = 'time 42, worker 9, sequence 12'"
+    refuses_start "$Y" "18: two fields: refused" \
+        'FATAL:  invalid value for parameter "snowflake.layout": "time 41, worker 22"' \
+        "snowflake.layout = 'time 41, worker 22'"
+    refuses_start "$Y" "18: worker id 64 in js-safe (0-63): FATAL naming both" \
+        "FATAL:  snowflake.worker_id 64 does not fit snowflake.layout 'js-safe'" \
+        "snowflake.layout = 'js-safe'" "snowflake.worker_id = 64"
+    refuses_start "$Y" "18: ... the hint names the range" "HINT:  Choose snowflake.worker_id from 0 to 63" \
+        "snowflake.layout = 'js-safe'" "snowflake.worker_id = 64"
+
+    # js-safe, worker 7: ids below 2^53.
+    fault_conf "$Y" "snowflake.layout = 'js-safe'"
+    pg_start "$Y" || { bail "18: starts with js-safe" "$(tail -5 "$Y/server.log")"; return; }
+    helpers_sql "$Y" || { bail "18: helpers created"; return; }
+    pg_val "$Y" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c18-js' FROM generate_series(1, 3000)" >/dev/null
+    js_max=$(pg_val "$Y" "SELECT max(id) FROM ids")
+    cmp_num "18: js-safe ids are below 2^53" "$js_max" -lt 9007199254740992
+    is "18: ... carry worker 7 in bits 11-6" \
+        "$(pg_val "$Y" "SELECT count(*) FROM ids WHERE (id >> 6) & 63 <> 7")" 0
+    pg_stop "$Y"
+
+    # The same data directory with twitter: the mark says js-safe.
+    refuses_start "$Y" "18: a mark of js-safe with snowflake.layout twitter: FATAL naming both" \
+        "FATAL:  snowflake.layout is 'twitter', but this data directory issued ids in 'js-safe'" \
+        "snowflake.layout = 'twitter'"
+    refuses_start "$Y" "18: ... the hint names snowflake.accept_layout_change" \
+        "snowflake.accept_layout_change = on" "snowflake.layout = 'twitter'"
+
+    # The explicit step: every twitter id lies above every js-safe one.
+    fault_conf "$Y" "snowflake.layout = 'twitter'" "snowflake.accept_layout_change = on"
+    off=$(log_size "$Y")
+    pg_start "$Y" || { bail "18: starts with accept_layout_change" "$(tail -5 "$Y/server.log")"; return; }
+    check "18: accept_layout_change: the change is logged" \
+        log_has "$Y" "$off" "snowflake.layout changes from 'js-safe' to 'twitter'"
+    check "18: ... with every new id above the old ones" \
+        log_has "$Y" "$off" "Every new id lies above this node's ids of the old layout."
+    pg_val "$Y" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c18-tw' FROM generate_series(1, 3000)" >/dev/null
+    tw_min=$(pg_val "$Y" "SELECT min(id) FROM ids WHERE phase = 'c18-tw'")
+    cmp_num "18: ... the first twitter id is above the last js-safe id" "$tw_min" -gt "$js_max"
+    no_duplicates "$Y" ids "18: ... no id twice"
+    pg_stop "$Y"
+
+    # The clean stop wrote the mark in twitter: no setting needed any more.
+    fault_conf "$Y" "snowflake.layout = 'twitter'"
+    pg_start "$Y" || { bail "18: twitter starts after the change without the setting" "$(tail -5 "$Y/server.log")"; return; }
+    tw_max=$(pg_val "$Y" "SELECT max(snowflake_nextval()) FROM generate_series(1, 10)")
+    pg_val "$Y" "INSERT INTO ids(id, phase) VALUES ($tw_max, 'c18-tw2')" >/dev/null
+    ok "18: after a clean stop the mark is twitter's: starts without accept_layout_change"
+
+    # Back to js-safe: new ids can equal old ones (smaller shifts), so the
+    # change is a WARNING; they still start after the mark's millisecond.
+    pg_stop "$Y"
+    fault_conf "$Y" "snowflake.layout = 'js-safe'" "snowflake.accept_layout_change = on"
+    off=$(log_size "$Y")
+    pg_start "$Y" || { bail "18: back to js-safe with accept_layout_change" "$(tail -5 "$Y/server.log")"; return; }
+    check "18: twitter to js-safe: a WARNING that new ids can equal old ones" \
+        log_has "$Y" "$off" "WARNING:  snowflake.layout changes from 'twitter' to 'js-safe'"
+    js2_min=$(pg_val "$Y" "SELECT snowflake_nextval()")
+    is "18: ... the first js-safe id's millisecond is past the last twitter id's" \
+        "$(pg_val "$Y" "SELECT (snowflake_decode_as($js2_min, 'js-safe', current_setting('snowflake.epoch')::timestamptz)).ts
+                        > (snowflake_decode_as($tw_max, 'twitter', current_setting('snowflake.epoch')::timestamptz)).ts")" t
+    pg_stop "$Y"
+}
