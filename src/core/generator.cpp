@@ -72,7 +72,7 @@ Next next_ids(GeneratorState& state, int64_t now_ms, const Config& config,
             out.status = Status::NeedReservation;
             return out;
         }
-        first_seq = 0;
+        first_seq = std::clamp<int32_t>(config.new_ms_sequence, 0, g.max_sequence);
     }
 
     const int32_t count = std::min(max_count, g.max_sequence - first_seq + 1);

@@ -63,6 +63,9 @@ struct Config {
     // The node's layout: the ids' widths and the lifetime's end. The
     // position protocol's slow_issue() sets it to the geometry it is given.
     const Geometry* geometry = &kTwitter;
+    // The sequence a later millisecond's first id takes: 0, or the offset
+    // of snowflake.sequence_spread (id_layout.hpp's first_sequence()).
+    int32_t new_ms_sequence = 0;
 };
 
 enum class Status {

@@ -25,8 +25,8 @@ int64_t tenure_start_ms(const Geometry& g, uint64_t fenced, int64_t floor_ms, in
     return std::min(base + 1, g.max_ms);
 }
 
-bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms,
-               FastNext* out) noexcept {
+bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out,
+               int32_t new_ms_sequence) noexcept {
     if (is_fenced(g, packed) || now_ms > g.max_ms) return false;
     const int64_t last_ms = packed_ms(g, packed);
     const int32_t sequence = packed_sequence(g, packed);
@@ -37,8 +37,9 @@ bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reser
         return true;
     }
     if (now_ms > last_ms && now_ms <= reserved_until_ms) {
-        out->next = pack_position(g, now_ms, 0, worker);
-        out->id = compose(g, now_ms, worker, 0);
+        const int32_t first = std::clamp<int32_t>(new_ms_sequence, 0, g.max_sequence);
+        out->next = pack_position(g, now_ms, first, worker);
+        out->id = compose(g, now_ms, worker, first);
         return true;
     }
     return false;

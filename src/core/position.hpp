@@ -130,13 +130,15 @@ int64_t tenure_start_ms(const Geometry& g, uint64_t fenced, int64_t floor_ms, in
 // reservation) computed from a snapshot of a word that is not fenced, with
 // the worker id of that snapshot. On true, the caller installs *next with a
 // compare-and-swap from `packed` and, if that succeeds, owns *id. On false
-// the caller takes the slow path.
+// the caller takes the slow path. A later millisecond's first id takes
+// sequence new_ms_sequence (0, or the spread's offset: snowflake.sequence_spread,
+// id_layout.hpp's first_sequence(); at most g.max_sequence).
 struct FastNext {
     uint64_t next;
     int64_t id;
 };
-bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms,
-               FastNext* out) noexcept;
+bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out,
+               int32_t new_ms_sequence = 0) noexcept;
 
 // kTwitter's forms, for code that issues only twitter ids (the SDK, the
 // tests written before layouts). The extension's id path passes its geometry.
@@ -191,14 +193,14 @@ enum class Fast {
 
 // One attempt of the fast path.
 template <class Shared>
-Fast fast_issue(const Geometry& g, Shared& s, int64_t* id) noexcept {
+Fast fast_issue(const Geometry& g, Shared& s, int64_t* id, int32_t new_ms_sequence = 0) noexcept {
     uint64_t cur = s.load_word();
     const int64_t deadline = s.lease_deadline_ns();
     if (deadline <= 0) return Fast::NoLease;
     const int64_t now = s.now_ms();
     const int64_t reserved = s.load_reserved();
     FastNext f;
-    if (!fast_next(g, cur, now, reserved, &f)) return Fast::Slow;
+    if (!fast_next(g, cur, now, reserved, &f, new_ms_sequence)) return Fast::Slow;
     if (!s.cas_word(cur, f.next)) return Fast::Slow;  // LINEARIZATION POINT
     *id = f.id;
     if (deadline != kNoDeadline && s.boot_ns() >= deadline) return Fast::LeaseEnded;

@@ -47,6 +47,7 @@ void warn_if_clock_outside_epoch();
 // preloaded: the value the session started with, as current_epoch().
 extern char* layout_setting;
 extern bool accept_layout_change;  // a mark of another layout is read (mark_file.cpp)
+extern int sequence_spread;        // 0 (off) or the spread of a millisecond's first sequence
 const core::Geometry& node_geometry();
 const char* layout_setting_name();  // "snowflake.layout"
 // _PG_init: FATAL when snowflake.worker_id, snowflake.http_worker_id or

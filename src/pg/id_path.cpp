@@ -22,6 +22,7 @@
 #include "../core/backup.hpp"
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -41,6 +42,7 @@
 
 extern "C" {
 #include "access/xlog.h"
+#include "common/pg_prng.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "utils/builtins.h"
@@ -350,6 +352,10 @@ core::Next issue_ids(Generator gen, int32_t max_count, const IdWait& wait) {
     check_replicated_mark();  // wal.cpp: a promotion without a replicated mark
     if (max_clock_error_ms > 0) check_clock_health();
     core::Config config{0, clock_tolerance_ms};  // slow_step() takes the worker id from the word
+    // snowflake.sequence_spread: a later millisecond's first sequence, drawn
+    // once per call (this backend's PRNG, seeded at its start).
+    if (sequence_spread > 1)
+        config.new_ms_sequence = core::first_sequence(sequence_spread, pg_prng_uint32(&pg_global_prng_state));
     // A backup worker id takes over the SQL generator's ids only: the HTTP
     // one (static worker ids only) refuses a clock step (SF001).
     config.failover = clock_backwards == static_cast<int>(core::ClockPolicy::Failover) && shared->lease.leasing &&
@@ -363,7 +369,7 @@ core::Next issue_ids(Generator gen, int32_t max_count, const IdWait& wait) {
         const core::Geometry& geo = node_geometry();
         for (int attempt = 0; attempt < 3; attempt++) {
             core::Next r;
-            const core::Fast f = core::fast_issue(geo, words, &r.first_id);
+            const core::Fast f = core::fast_issue(geo, words, &r.first_id, config.new_ms_sequence);
             if (f == core::Fast::Issued) {
                 count_ids(1);
                 r.status = core::Status::Issued;

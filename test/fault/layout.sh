@@ -97,3 +97,66 @@ case_18() {
                         > (snowflake_decode_as($tw_max, 'twitter', current_setting('snowflake.epoch')::timestamptz)).ts")" t
     pg_stop "$Y"
 }
+
+# ids_mod16 DIR N: N ids, each in a millisecond of its own (a sleep of 1.1 ms
+# between two: at low rates, as 10 ids a second are), into ids with phase
+# c19; prints the count of each id % 16, 0 to 15, on one line.
+ids_mod16() {
+    pg_val "$1" "DELETE FROM ids WHERE phase = 'c19'" >/dev/null
+    pg_val "$1" "DO \$\$ BEGIN FOR i IN 1..$2 LOOP
+                     INSERT INTO ids(id, phase) VALUES (snowflake_nextval(), 'c19');
+                     PERFORM pg_sleep(0.0011);
+                 END LOOP; END \$\$" >/dev/null
+    pg_val "$1" "SELECT string_agg(coalesce(n, 0)::text, ' ' ORDER BY r)
+                 FROM generate_series(0, 15) r
+                 LEFT JOIN (SELECT id % 16 AS r, count(*) AS n FROM ids WHERE phase = 'c19' GROUP BY 1) c USING (r)"
+}
+
+case_19() {
+    echo "# case 19: snowflake.sequence_spread evens id % 16 at low rates"
+    local Z off counts n low high c
+    Z=$(pg_tmpdir)
+    fault_init "$Z" || { bail "19: instance initialised"; return; }
+    pg_start "$Z" || { bail "19: started" "$(tail -5 "$Z/server.log")"; return; }
+    helpers_sql "$Z" || { bail "19: helpers created"; return; }
+    n=800
+    counts=$(ids_mod16 "$Z" "$n")
+    is "19: without the spread, ids one a millisecond all end in sequence 0: id % 16 = 0" "${counts%% *}" "$n"
+
+    fault_conf "$Z" "snowflake.sequence_spread = 16"
+    pg_val "$Z" "SELECT pg_reload_conf()" >/dev/null
+    wait_for "reload applied" 10 test_show "$Z" snowflake.sequence_spread 16 || not_ok "19: the spread is reloaded"
+    counts=$(ids_mod16 "$Z" "$n")
+    # Each count is binomial(800, 1/16): 50 +- 6.8. All 16 lie in 10-100
+    # but for a chance of 4 in 10^10 (the binomial tails, times 16).
+    low=$(tr ' ' '\n' <<<"$counts" | sort -n | head -1)
+    high=$(tr ' ' '\n' <<<"$counts" | sort -n | tail -1)
+    if [ "$low" -ge 10 ] && [ "$high" -le 100 ] && [ "$(wc -w <<<"$counts")" = 16 ]; then
+        ok "19: with sequence_spread = 16 every id % 16 is taken about equally (counts: $counts)"
+    else
+        not_ok "19: with sequence_spread = 16 every id % 16 is taken about equally" "counts: $counts"
+    fi
+    is "19: ... ids stay increasing in the order issued" \
+        "$(pg_val "$Z" "SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY ord) AS p FROM ids) s WHERE id <= p")" 0
+    # A batch still fills each millisecond from its offset to the end.
+    is "19: ... a batch of 50,000 is 50,000 distinct increasing ids" \
+        "$(pg_val "$Z" "SELECT count(DISTINCT id) = 50000 AND bool_and(id > p) FROM
+                         (SELECT id, lag(id, 1, 0::bigint) OVER (ORDER BY o) AS p
+                          FROM snowflake_nextval_batch(50000) WITH ORDINALITY AS b(id, o)) s")" t
+
+    for c in 3 2048; do
+        fault_conf "$Z" "snowflake.sequence_spread = $c"
+        off=$(log_size "$Z")
+        pg_val "$Z" "SELECT pg_reload_conf()" >/dev/null
+        if wait_for "reload logged" 10 log_has "$Z" "$off" 'invalid value for parameter "snowflake.sequence_spread"'; then
+            ok "19: sequence_spread = $c is refused on reload (a power of two up to 1024 for twitter)"
+        else
+            not_ok "19: sequence_spread = $c is refused on reload" "$(log_since "$Z" "$off" | head -5)"
+        fi
+        is "19: ... the previous value is kept" "$(pg_val "$Z" "SHOW snowflake.sequence_spread")" 16
+    done
+    pg_stop "$Z"
+    refuses_start "$Z" "19: js-safe's cap is 16 (a quarter of 64): sequence_spread = 32 stops the server" \
+        'FATAL:  invalid value for parameter "snowflake.sequence_spread": "32"' \
+        "snowflake.layout = 'js-safe'" "snowflake.sequence_spread = 32"
+}

@@ -173,3 +173,34 @@ TEST(Geometry, TheGeneratorFillsTheLayoutsMillisecond) {
 }
 
 }  // namespace
+
+namespace {
+
+// snowflake.sequence_spread: a later millisecond's first id takes the
+// offset, in the fast path and the slow path alike; the millisecond then
+// holds max_sequence + 1 - offset ids, and an offset past the last sequence
+// is the last sequence.
+TEST(Geometry, ANewMillisecondStartsAtTheSpreadsOffset) {
+    const Geometry g = geometry_of(41, 6, 6);
+    FastNext f{};
+    ASSERT_TRUE(fast_next(g, pack_position(g, 10, 63, 7), 11, 100, &f, 5));
+    EXPECT_EQ(f.id, compose(g, 11, 7, 5));
+    EXPECT_EQ(packed_sequence(g, f.next), 5);
+    ASSERT_TRUE(fast_next(g, f.next, 11, 100, &f, 9));  // the same millisecond: the next sequence
+    EXPECT_EQ(f.id, compose(g, 11, 7, 6));
+    ASSERT_TRUE(fast_next(g, pack_position(g, 10, 63, 7), 12, 100, &f, 1000));
+    EXPECT_EQ(f.id, compose(g, 12, 7, 63));
+
+    GeneratorState s = state_after(-1);
+    Config c;
+    c.worker = 7;
+    c.geometry = &g;
+    c.new_ms_sequence = 60;
+    Next r = next_ids(s, 50, c, 100);
+    ASSERT_EQ(r.status, Status::Issued);
+    EXPECT_EQ(r.first_id, compose(g, 50, 7, 60));
+    EXPECT_EQ(r.count, 4);
+    EXPECT_EQ(next_ids(s, 50, c, 1).status, Status::WaitNextMs);
+}
+
+}  // namespace

@@ -49,6 +49,9 @@ namespace {
 // The geometry every check runs in: twitter's, or a small one whose
 // sequence fills after a few ids (PositionCheck.*InASmallLayout).
 sc::Geometry geo = sc::kTwitter;
+// The sequence a later millisecond's first id takes (snowflake.sequence_spread's
+// offset): 0, or a few in PositionCheck.*WithASpreadSequence.
+int32_t new_ms_sequence = 0;
 
 // ---------------------------------------------------------------------------
 // Green threads: one switch per shared access.
@@ -371,7 +374,10 @@ struct ModelWords {
         if (sc::packed_worker(geo, after) != worker) w->fail("a caller's swap changed the worker id");
         if (sc::position_order(geo, after) <= sc::position_order(geo, before))
             w->fail("a caller's swap did not move forward");
-        const int32_t first = sc::packed_ms(geo, before) == ms ? sc::packed_sequence(geo, before) + 1 : 0;
+        // A later millisecond's ids start at its first sequence (the spread's offset).
+        const int32_t first = sc::packed_ms(geo, before) == ms ? sc::packed_sequence(geo, before) + 1
+                                                               : new_ms_sequence;
+        if (first > sc::packed_sequence(geo, after)) w->fail("a caller's swap claimed no id");
         const int64_t lo = sc::compose(geo, ms, worker, first),
                       hi = sc::compose(geo, ms, worker, sc::packed_sequence(geo, after));
         if (worker != w->worker)
@@ -555,7 +561,7 @@ Outcome check(const Scenario& sc) {
 void fast_caller(ModelWords& m) {
     int64_t id = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        const sc::Fast f = sc::fast_issue(geo, m, &id);
+        const sc::Fast f = sc::fast_issue(geo, m, &id, new_ms_sequence);
         if (f == sc::Fast::Issued) {
             m.returned(id, 1);
             return;
@@ -566,7 +572,9 @@ void fast_caller(ModelWords& m) {
     m.lock();
     sc::GeneratorState g;
     int64_t now = 0;
-    const sc::Next r = sc::slow_issue(geo, m, g, sc::Config{}, 1, &now);
+    sc::Config c;
+    c.new_ms_sequence = new_ms_sequence;
+    const sc::Next r = sc::slow_issue(geo, m, g, c, 1, &now);
     m.unlock();
     if (r.status == sc::Status::Issued) m.returned(r.first_id, r.count);
 }
@@ -577,7 +585,9 @@ Body slow_caller(int32_t n) {
         m.lock();
         sc::GeneratorState g;
         int64_t now = 0;
-        const sc::Next r = sc::slow_issue(geo, m, g, sc::Config{}, n, &now);
+        sc::Config c;
+        c.new_ms_sequence = new_ms_sequence;
+        const sc::Next r = sc::slow_issue(geo, m, g, c, n, &now);
         m.unlock();
         if (r.status == sc::Status::Issued) m.returned(r.first_id, r.count);
     };
@@ -798,6 +808,21 @@ TEST(PositionCheck, EveryInterleavingOfTwoCallersWithEachTransition) { check_two
 // millisecond fills after four ids. The protocol is the same for every
 // geometry, so the interleavings are the same as twitter's (the state
 // counts agree); what this adds is the check of the packing itself.
+// The same in the small layout with snowflake.sequence_spread's offset: a
+// later millisecond's first id takes sequence 2 of 0-3, so two callers fill
+// a new millisecond between them (the spread's capacity cost at its worst).
+TEST(PositionCheck, EveryInterleavingOfTwoCallersWithASpreadSequence) {
+    struct Restore {
+        ~Restore() {
+            geo = sc::kTwitter;
+            new_ms_sequence = 0;
+        }
+    } restore;
+    geo = sc::geometry_of(11, 4, 2);
+    new_ms_sequence = 2;
+    check_two_callers();
+}
+
 TEST(PositionCheck, EveryInterleavingOfTwoCallersInASmallLayout) {
     struct Restore {
         ~Restore() { geo = sc::kTwitter; }
