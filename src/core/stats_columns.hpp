@@ -98,7 +98,7 @@ inline constexpr StatsColumn kStatsColumns[] = {
      "Time of the last id issued, Unix time.",
      [](const StatsSnapshot& s) noexcept { return stats_value::id_time(s, s.last_ms); }},
     {"overflow_waits", SqlType::Int8, "snowflake_overflow_waits_total", MetricKind::Counter,
-     "Calls that waited because a millisecond's 4096 ids were used up.",
+     "Calls that waited because a millisecond's ids (ids_per_ms) were used up.",
      [](const StatsSnapshot& s) noexcept { return stats_value::count(s.generator.overflow_waits); }},
     {"clock_backwards_events", SqlType::Int8, "snowflake_clock_backwards_events_total", MetricKind::Counter,
      "Calls that found the clock behind the last id.",

@@ -87,10 +87,21 @@ core::Fields checked_fields(int64 id) {
     return core::decompose(g, id);
 }
 
+// The lifetime of the node's layout in Julian years (365.25 days): 69.7 for
+// 41 bits of milliseconds.
+double lifetime_years(const core::Geometry& g) {
+    return static_cast<double>(g.max_ms + 1) / (365.25 * 24 * 3600 * 1000);
+}
+
 // Milliseconds since the configured epoch of a timestamp that ids can carry.
 int64 id_ms(TimestampTz ts) {
-    require_finite(ts, "timestamp",
-                   "Snowflake ids carry times from snowflake.epoch to about 69.7 years after it.");
+    if (TIMESTAMP_NOT_FINITE(ts)) {
+        char hint[160];
+        snprintf(hint, sizeof(hint),
+                 "Snowflake ids carry times from snowflake.epoch to about %.1f years after it.",
+                 lifetime_years(snowflake::pg::node_geometry()));
+        require_finite(ts, "timestamp", hint);
+    }
     const TimestampTz epoch = snowflake::pg::current_epoch();
     int64 diff_us = 0;
     const bool overflow = pg_sub_s64_overflow(ts, epoch, &diff_us);
@@ -105,7 +116,8 @@ int64 id_ms(TimestampTz ts) {
                         errdetail("Ids of epoch %s cover %lld ms from it; the timestamp is %lld ms from it.",
                                   timestamptz_to_str(epoch), static_cast<long long>(g.max_ms),
                                   static_cast<long long>(ms)),
-                        errhint("Give a timestamp from snowflake.epoch to about 69.7 years after it.")));
+                        errhint("Give a timestamp from snowflake.epoch to about %.1f years after it.",
+                                lifetime_years(g))));
     }
     return ms;
 }

@@ -136,7 +136,8 @@ namespace {
 // snowflake.layout's geometry (assign hook): the id path's.
 snowflake::core::Geometry layout_value = snowflake::core::kTwitter;
 
-// nullptr on success, else the reason (a sentence in why).
+// The geometry of a snowflake.layout text; false with the reason (a
+// sentence) in why.
 bool validate_layout(const char* text, snowflake::core::Geometry* out, char* why, size_t why_size) {
     snowflake::core::IdLayout l;
     if (!snowflake::core::parse_layout(text, &l, why, why_size)) return false;
@@ -219,6 +220,7 @@ bool check_layout_hook(char** newval, void** extra, GucSource) {
     snowflake::core::Geometry g{};
     char why[320] = "";
     if (!validate_layout(*newval, &g, why, sizeof(why))) {
+        why[0] = static_cast<char>(pg_toupper(static_cast<unsigned char>(why[0])));  // a sentence
         GUC_check_errdetail("%s.", why);
         GUC_check_errhint("%s", kLayoutHint);
         return false;
@@ -441,9 +443,9 @@ void define_settings() {
                             &worker_id, -1, -1, snowflake::core::kMaxWorker, PGC_POSTMASTER, 0,
                             nullptr, nullptr, nullptr);
     DefineCustomStringVariable(name(Setting::Epoch),
-                               "Start of the 41-bit millisecond range of Snowflake ids.",
+                               "Start of the millisecond range of Snowflake ids.",
                                "An ISO 8601 timestamp with an explicit UTC offset; the clock "
-                               "must lie in the 41-bit range that starts there.",
+                               "must lie in the range of snowflake.layout's time field that starts there.",
                                &epoch_text, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch_hook,
                                assign_epoch_hook, nullptr);
     DefineCustomStringVariable(name(Setting::Layout),
@@ -626,10 +628,12 @@ const snowflake::core::Geometry& node_geometry() {
         raw = GetConfigOptionResetString(name(Setting::Layout));
     if (raw == nullptr || raw[0] == '\0') return snowflake::core::kTwitter;
     char why[320] = "";
-    if (!validate_layout(raw, &read, why, sizeof(why)))
+    if (!validate_layout(raw, &read, why, sizeof(why))) {
+        why[0] = static_cast<char>(pg_toupper(static_cast<unsigned char>(why[0])));
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for parameter \"%s\": \"%s\"", name(Setting::Layout), raw),
                         errdetail("%s.", why), errhint("%s", kLayoutHint)));
+    }
     return read;
 }
 

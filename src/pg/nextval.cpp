@@ -7,6 +7,7 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
+#include "../core/id_layout.hpp"
 #include "../core/layout.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -103,8 +104,8 @@ Datum snowflake_advance_floor(PG_FUNCTION_ARGS) {
     const core::Geometry& g = sp::node_geometry();
     if (!core::id_in(g, after_id))
         ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                        errmsg("snowflake id %lld does not fit %s", static_cast<long long>(after_id),
-                               sp::layout_setting_name()),
+                        errmsg("snowflake id %lld does not fit %s '%s'", static_cast<long long>(after_id),
+                               sp::layout_setting_name(), core::geometry_text(g).c_str()),
                         errdetail("Ids of this node's layout are below 2^%d.", g.time_shift + g.time_bits),
                         errhint("Give an id this node's layout can issue: its time decides the floor.")));
     const int64_t epoch_us = sp::epoch_unix_us();

@@ -34,7 +34,7 @@ case_18() {
         "this layout's order (time, sequence, worker) is read and built by snowflake_decode_as()" \
         "snowflake.layout = 'sonyflake'"
     refuses_start "$Y" "18: 42 bits of time: refused" \
-        "a node's time field has at most 41 bits" "snowflake.layout = 'time 42, worker 9, sequence 12'"
+        "A node's time field has at most 41 bits" "snowflake.layout = 'time 42, worker 9, sequence 12'"
     refuses_start "$Y" "18: two fields: refused" \
         'FATAL:  invalid value for parameter "snowflake.layout": "time 41, worker 22"' \
         "snowflake.layout = 'time 41, worker 22'"

@@ -3,7 +3,7 @@
 -- the statistics view and the privileges of snowflake_stats_reset().
 -- (The uuidv7 functions and those of text ids and layouts are tested separately.)
 BEGIN;
-SELECT plan(68);
+SELECT plan(69);
 
 SELECT has_extension('snowflake', 'extension snowflake is installed');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), '1.3', 'version 1.3');
@@ -39,16 +39,19 @@ SELECT function_returns('public', 'snowflake_stats', ARRAY[]::name[], 'record');
 SELECT function_returns('public', 'snowflake_stats_reset', ARRAY[]::name[], 'void');
 SELECT function_returns('public', 'snowflake_advance_floor', ARRAY['bigint'], 'void');
 
--- Volatility: generators and statistics VOLATILE, decoders IMMUTABLE when
--- they depend only on their arguments, STABLE when they read snowflake.epoch.
+-- Volatility: generators and statistics VOLATILE; the decoders and
+-- constructors of this file read snowflake.layout (and, without an epoch
+-- argument, snowflake.epoch), server settings, so they are STABLE. The
+-- IMMUTABLE ones take the layout and epoch as arguments
+-- (snowflake_decode_as() and the others of test/pgtap/09_layouts.sql).
 SELECT volatility_is('public', 'snowflake_nextval', ARRAY[]::name[], 'volatile');
 SELECT volatility_is('public', 'snowflake_nextval_batch', ARRAY['integer'], 'volatile');
 SELECT volatility_is('public', 'snowflake_timestamp', ARRAY['bigint'], 'stable');
-SELECT volatility_is('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone'], 'immutable');
-SELECT volatility_is('public', 'snowflake_worker_id', ARRAY['bigint'], 'immutable');
-SELECT volatility_is('public', 'snowflake_sequence', ARRAY['bigint'], 'immutable');
+SELECT volatility_is('public', 'snowflake_timestamp', ARRAY['bigint', 'timestamp with time zone'], 'stable');
+SELECT volatility_is('public', 'snowflake_worker_id', ARRAY['bigint'], 'stable');
+SELECT volatility_is('public', 'snowflake_sequence', ARRAY['bigint'], 'stable');
 SELECT volatility_is('public', 'snowflake_decode', ARRAY['bigint'], 'stable');
-SELECT volatility_is('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone'], 'immutable');
+SELECT volatility_is('public', 'snowflake_decode', ARRAY['bigint', 'timestamp with time zone'], 'stable');
 SELECT volatility_is('public', 'snowflake_from_timestamp', ARRAY['timestamp with time zone'], 'stable');
 SELECT volatility_is('public', 'snowflake_compose', ARRAY['timestamp with time zone', 'integer', 'integer'], 'stable');
 SELECT volatility_is('public', 'snowflake_stats', ARRAY[]::name[], 'volatile');
@@ -109,7 +112,7 @@ $$, $$ VALUES
     ('snowflake_nextval', ''),
     ('snowflake_nextval_batch', 'count integer'),
     ('snowflake_sequence', 'id bigint'),
-    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint, OUT reservation_window_ms bigint, OUT last_mark_write_ms bigint, OUT lease_state text, OUT lease_id bigint, OUT lease_deadline timestamp with time zone, OUT lease_renewals bigint, OUT lease_failures bigint, OUT lease_last_error text, OUT clock_synchronized boolean, OUT clock_max_error_ms double precision, OUT clock_est_error_ms double precision, OUT clock_health_refusals bigint, OUT coordinator text, OUT lease_session text, OUT lease_granted_ttl_ms bigint, OUT backup_worker_id integer, OUT backup_until timestamp with time zone, OUT clock_failovers bigint, OUT http_worker_id integer'),
+    ('snowflake_stats', 'OUT worker_id integer, OUT epoch timestamp with time zone, OUT ids_issued bigint, OUT last_timestamp timestamp with time zone, OUT overflow_waits bigint, OUT clock_backwards_events bigint, OUT clock_backwards_max_ms bigint, OUT clock_backwards_errors bigint, OUT since timestamp with time zone, OUT high_water_mark timestamp with time zone, OUT reservations bigint, OUT reservation_waits bigint, OUT startup_waits bigint, OUT reservation_window_ms bigint, OUT last_mark_write_ms bigint, OUT lease_state text, OUT lease_id bigint, OUT lease_deadline timestamp with time zone, OUT lease_renewals bigint, OUT lease_failures bigint, OUT lease_last_error text, OUT clock_synchronized boolean, OUT clock_max_error_ms double precision, OUT clock_est_error_ms double precision, OUT clock_health_refusals bigint, OUT coordinator text, OUT lease_session text, OUT lease_granted_ttl_ms bigint, OUT backup_worker_id integer, OUT backup_until timestamp with time zone, OUT clock_failovers bigint, OUT http_worker_id integer, OUT layout text, OUT ids_per_ms integer, OUT lifetime_end timestamp with time zone'),
     ('snowflake_stats_reset', ''),
     ('snowflake_timestamp', 'id bigint'),
     ('snowflake_timestamp', 'id bigint, epoch timestamp with time zone'),
@@ -144,9 +147,15 @@ SELECT columns_are('public', 'snowflake_stats', ARRAY[
     'lease_state', 'lease_id', 'lease_deadline', 'lease_renewals', 'lease_failures', 'lease_last_error',
     'clock_synchronized', 'clock_max_error_ms', 'clock_est_error_ms', 'clock_health_refusals',
     'coordinator', 'lease_session', 'lease_granted_ttl_ms',
-    'backup_worker_id', 'backup_until', 'clock_failovers', 'http_worker_id'],
+    'backup_worker_id', 'backup_until', 'clock_failovers', 'http_worker_id',
+    'layout', 'ids_per_ms', 'lifetime_end'],
     'snowflake_stats has the documented columns');
 SELECT results_eq($$ SELECT count(*)::int FROM snowflake_stats $$, $$ VALUES (1) $$, 'snowflake_stats has one row');
+-- This instance runs the default snowflake.layout: twitter's 4096 ids a
+-- millisecond, and a lifetime of 2^41 ms from the epoch.
+SELECT results_eq($$ SELECT layout, ids_per_ms, lifetime_end - epoch FROM snowflake_stats $$,
+                  $$ VALUES ('twitter', 4096, interval '1 millisecond' * 2199023255552) $$,
+                  'snowflake_stats shows the layout twitter, 4096 ids a millisecond, 2^41 ms of lifetime');
 
 -- snowflake_stats_reset() is revoked from PUBLIC; the rest is not.
 CREATE ROLE regress_sf_tap;
