@@ -982,7 +982,7 @@ TEST_P(LeaseLoopEtcd, ANodeWhoseEpochDiffersFromTheFleetsDoesNotLease) {
     for (const std::string& line : a.log_lines())
         if (line.find("snowflake leases no worker id: this node's snowflake.epoch is 2020-01-01") == 0) {
             logged++;
-            EXPECT_NE(line.find(" / Set snowflake.epoch to the fleet's epoch"), std::string::npos) << line;
+            EXPECT_NE(line.find(" / Set snowflake.epoch and snowflake.layout to the fleet's"), std::string::npos) << line;
         }
     EXPECT_EQ(logged, 1);
     const etcd::RangeResult w = admin.range(core::workers_prefix(prefix_));
