@@ -166,6 +166,29 @@ TEST(SdkLayout, AWorkerIdOrRangeBeyondTheLayoutIsRefusedNamingBoth) {
     ASSERT_EQ(sf_close(gen), SF_OK);
 }
 
+// A lease holds worker ids 0..1023 in every layout (the registry's keys, as
+// a node's snowflake.lease_worker_ids): in a layout of more worker bits a
+// leased id above 1023 is refused at sf_open (no coordinator is reached: a
+// port nothing listens on), and the default range stays 512..1023
+// (lease_test.cpp leases from it).
+TEST(SdkLayout, ALeasedWorkerIdAbove1023IsRefusedInAWideLayout) {
+    sf_config cfg;
+    sf_config_init(&cfg);
+    cfg.etcd_endpoints = "http://127.0.0.1:1";
+    cfg.layout = "time 41, worker 12, sequence 10";
+    cfg.worker_id = 2000;
+    expect_invalid(cfg, {"worker_id 2000", "1023", "4095"});
+    cfg.worker_id = -1;
+    cfg.worker_id_min = 1000;
+    cfg.worker_id_max = 2000;
+    expect_invalid(cfg, {"worker_id_max 2000", "1023"});
+    cfg.worker_id_min = cfg.worker_id_max = -1;  // the default: 512..1023
+    sf_generator* gen = nullptr;
+    char err[512];
+    ASSERT_EQ(sf_open(&cfg, &gen, err, sizeof err), SF_OK) << err;
+    EXPECT_EQ(sf_close(gen), SF_OK);
+}
+
 // The ids of a mark of another layout can be equal, bit for bit, to the
 // ones of the new layout: sf_open refuses the file, naming both, and leaves
 // it as it was; the mark's own layout still opens it.

@@ -207,6 +207,31 @@ TEST_P(SdkLease, AJsSafeGeneratorLeasesFromItsUpperHalf) {
     EXPECT_EQ(sf_close(gen), SF_OK) << last_error_text();
 }
 
+// A layout of more worker bits than twitter's: a lease still holds ids of
+// 0..1023 (the registry's keys), the default range their upper half, so two
+// generators get two of them (a default of 2048..4095, clamped by the lease
+// to 1023, left one id for both).
+TEST_P(SdkLease, AWideLayoutLeasesFrom512To1023ByDefault) {
+    sf_config cfg = config();
+    cfg.layout = "time 41, worker 12, sequence 10";
+    sf_generator* a = open_ready(cfg);
+    sf_generator* b = open_ready(cfg);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    const int32_t wa = worker_of(a), wb = worker_of(b);
+    EXPECT_NE(wa, wb);
+    for (sf_generator* g : {a, b}) {
+        const int32_t w = worker_of(g);
+        EXPECT_GE(w, 512);
+        EXPECT_LE(w, 1023);
+        int64_t id = 0;
+        ASSERT_EQ(sf_next_id(g, &id), SF_OK) << last_error_text();
+        EXPECT_EQ((id >> 10) & 4095, w);
+    }
+    EXPECT_EQ(sf_close(a), SF_OK) << last_error_text();
+    EXPECT_EQ(sf_close(b), SF_OK) << last_error_text();
+}
+
 // The fleet key records the layout of the first holder: a generator of
 // another layout under the prefix does not lease, and says both layouts.
 TEST_P(SdkLease, AFleetOfAnotherLayoutIsRefusedNamingBoth) {

@@ -100,12 +100,15 @@ typedef struct sf_config {
      * 0 to the layout's largest worker id (1023 for twitter, 63 for js-safe):
      * exactly this id (leased when a coordinator is set, else static). */
     int32_t worker_id;
-    /* The range a leased id is chosen from, within the layout's worker ids.
-     * -1 (the default of each): the upper half of the layout's worker ids,
-     * 512..1023 for twitter, 32..63 for js-safe (for the widths W: 2^(W-1) to
-     * 2^W - 1), so that application processes leave the lower half to the
-     * database nodes (set snowflake.lease_worker_ids = '0-511' on them, '0-31'
-     * under js-safe, to confine them there). */
+    /* The range a leased id is chosen from, within the layout's worker ids
+     * and 0..1023 (a lease holds ids up to 1023 in every layout, as the
+     * nodes' snowflake.lease_worker_ids; a higher id of a wider worker field
+     * is for a static worker_id). -1 (the default of each): the upper half of
+     * those, 512..1023 for twitter (and wider layouts), 32..63 for js-safe
+     * (W < 10 worker bits: 2^(W-1) to 2^W - 1), so that application processes
+     * leave the lower half to the database nodes (set
+     * snowflake.lease_worker_ids = '0-511' on them, '0-31' under js-safe, to
+     * confine them there). */
     int32_t worker_id_min;
     int32_t worker_id_max;
     const char* lease_prefix;  /* default "/snowflake", as snowflake.lease_prefix */

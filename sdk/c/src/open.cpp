@@ -45,6 +45,20 @@ sf_code refuse_worker(const Settings& s, const char* setting, int32_t value) noe
                        static_cast<int>(s.geometry.worker_bits), static_cast<int>(s.geometry.max_worker));
 }
 
+// A leased worker id above what a lease can hold (layout.hpp's
+// max_leased_worker(): 1023 in a layout of more worker bits).
+sf_code refuse_leased_worker(const Settings& s, const char* setting, int32_t value) noexcept {
+    char message[160];
+    snprintf(message, sizeof message, "%s %d cannot be leased", setting, static_cast<int>(value));
+    return fail_detail(SF_ERR_INVALID, message,
+                       "Lease worker ids from 0 to 1023, or use a higher one as a static worker_id with a "
+                       "mark_file and no coordinator.",
+                       "Leased worker ids go from 0 to %d in every layout (layout '%s' has worker ids up to %d), "
+                       "as the nodes' snowflake.lease_worker_ids.",
+                       static_cast<int>(max_leased_worker(s.geometry)), s.layout_name.c_str(),
+                       static_cast<int>(s.geometry.max_worker));
+}
+
 // The settings of cfg, checked; SF_OK or the error set.
 sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
     if (cfg == nullptr)
@@ -78,6 +92,10 @@ sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
                            "for twitter), or leave both at -1 for the layout's upper half.",
                            "worker_id_min is %d, worker_id_max %d.", static_cast<int>(s->worker_min),
                            static_cast<int>(s->worker_max));
+    if (leased && s->worker > max_leased_worker(s->geometry))
+        return refuse_leased_worker(*s, "worker_id", s->worker);
+    if (leased && s->worker_max > max_leased_worker(s->geometry))
+        return refuse_leased_worker(*s, "worker_id_max", s->worker_max);
     if (!leased && s->worker < 0)
         return fail(SF_ERR_INVALID, "no worker id and no coordinator",
                     "Without a coordinator nothing tells processes apart.",
