@@ -20,6 +20,13 @@
 #      none twice, every one of 20-23, and per worker id the tenures in order
 #      (an id issued after another is above it)
 #
+# and once, on etcd (COORDINATOR=etcd or both), a js-safe fleet:
+#
+#   7  a node with snowflake.layout = 'js-safe' and a Node.js and a Python
+#      member of that layout hold worker ids 20-22; a twitter member under the
+#      same prefix does not lease (55000, naming both layouts); every id lies
+#      below 2^53, none twice, of 20-22 in bits 6-11, tenures in order
+#
 # Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +54,28 @@ TTL=5
 RANGE=20-23
 export SF_PREFIX=/fleet SF_WORKER_IDS=$RANGE SF_TTL=$TTL SF_NODE_SDK=$ROOT/sdk/node
 
+# sql_client NODE FILE STOP: a SQL client of NODE writing batches of 50 ids
+# to FILE as the members do ("t0 t1 id id ..."; FILE.err for a failed call)
+# until the file STOP exists; its pid in SQL_PIDS.
+sql_client() {
+    local n=$1 file=$2 stop=$3
+    (
+        while [ ! -e "$stop" ]; do
+            read -r t0 _ </proc/uptime
+            if ids=$(pg_psql "$n" -qAtc "SELECT string_agg(snowflake_nextval()::text, ' ') FROM generate_series(1, 50)" 2>/dev/null); then
+                read -r t1 _ </proc/uptime
+                echo "$t0 $t1 $ids" >>"$file"
+            else
+                echo "$t0 error" >>"$file.err"
+                sleep 0.05
+            fi
+            sleep 0.02
+        done
+    ) &
+    SQL_PIDS+=($!)
+}
+node_held() { [ "$(pg_val "$1" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = held ]; }
+
 fleet() {
     local coord=$1 out=$WORK/$1 coord_conf n1 n2 i
     mkdir -p "$out"
@@ -72,22 +101,8 @@ fleet() {
             "snowflake.lease_prefix = '$SF_PREFIX'" "snowflake.lease_worker_ids = '$RANGE'" "autovacuum = off"
         pg_start "$n" || tap_abort "node $i starts"
         pg_psql "$n" -qc "CREATE EXTENSION snowflake" || tap_abort "node $i: CREATE EXTENSION"
-        (
-            while [ ! -e "$out/stop" ]; do
-                read -r t0 _ </proc/uptime
-                if ids=$(pg_psql "$n" -qAtc "SELECT string_agg(snowflake_nextval()::text, ' ') FROM generate_series(1, 50)" 2>/dev/null); then
-                    read -r t1 _ </proc/uptime
-                    echo "$t0 $t1 $ids" >>"$out/pg$i"
-                else
-                    echo "$t0 error" >>"$out/pg$i.err"
-                    sleep 0.05
-                fi
-                sleep 0.02
-            done
-        ) &
-        SQL_PIDS+=($!)
+        sql_client "$n" "$out/pg$i" "$out/stop"
     done
-    node_held() { [ "$(pg_val "$1" "SELECT lease_state FROM snowflake_stats" 2>/dev/null)" = held ]; }
     check "$coord: both nodes hold a worker id" wait_for "nodes held" 20 eval 'node_held "${NODES[0]}" && node_held "${NODES[1]}"'
 
     # The members: node-a and py-a first (they hold the last two ids), then
@@ -167,10 +182,72 @@ fleet() {
     if [ "$coord" = zookeeper ]; then zk_stop; else etcd_stop; fi
 }
 
+# 7: a js-safe fleet (snowflake.layout, sf_config.layout) on etcd: one node
+# and a member of each binding share 20-22; a twitter member is refused.
+fleet_js_safe() {
+    local out=$WORK/js-safe n facts pid_node pid_py pid_twitter held rc
+    mkdir -p "$out"
+    chmod 777 "$out"
+    echo "# a js-safe fleet on etcd"
+    mkdir -p "$WORK/etcd-js-safe"
+    etcd_start 1 "$WORK/etcd-js-safe" || tap_abort "an etcd member starts on loopback"
+    export SF_ETCD=$ETCD_ENDPOINTS SF_ZK= SF_PREFIX=/fleet-js-safe SF_WORKER_IDS=20-22 SF_LAYOUT=js-safe
+    n=$(pg_tmpdir)
+    pg_init "$n" "shared_preload_libraries = 'snowflake'" "snowflake.etcd_endpoints = '$ETCD_ENDPOINTS'" \
+        "snowflake.lease_ttl = $TTL" "snowflake.lease_prefix = '$SF_PREFIX'" "snowflake.lease_worker_ids = '20-22'" \
+        "snowflake.layout = 'js-safe'" "autovacuum = off"
+    pg_start "$n" || tap_abort "the js-safe node starts"
+    pg_psql "$n" -qc "CREATE EXTENSION snowflake" || tap_abort "the js-safe node: CREATE EXTENSION"
+    check "js-safe 7: the node holds a worker id" wait_for "node held" 20 node_held "$n"
+    sql_client "$n" "$out/pg1" "$out/stop"
+    node "$ROOT/test/sdk_fleet/member.js" "$out/node-js" 2>"$out/node-js.log" &
+    pid_node=$!
+    PYTHONPATH=$ROOT/sdk/python /usr/bin/python3 "$ROOT/test/sdk_fleet/member.py" "$out/py-js" 2>"$out/py-js.log" &
+    pid_py=$!
+    MEMBER_PIDS+=("$pid_node" "$pid_py")
+    check "js-safe 7: both js-safe members hold an id" \
+        wait_for "members held" 30 eval '[ -s "$out/node-js.held" ] && [ -s "$out/py-js.held" ]'
+    held=$( (cat "$out/node-js.held" "$out/py-js.held"; pg_val "$n" "SELECT worker_id FROM snowflake_stats") | sort -n | tr '\n' ' ')
+    is "js-safe 7: the node and the two members hold 20, 21 and 22" "$held" "20 21 22 "
+    # A twitter member under the fleet's prefix (one id of the range is free
+    # for it if it leased: SF_WORKER_IDS widened to 20-23).
+    SF_LAYOUT= SF_WORKER_IDS=20-23 PYTHONPATH=$ROOT/sdk/python /usr/bin/python3 "$ROOT/test/sdk_fleet/member.py" \
+        "$out/py-twitter" 2>"$out/py-twitter.log" &
+    pid_twitter=$!
+    MEMBER_PIDS+=("$pid_twitter")
+    check "js-safe 7: a twitter member under the prefix gives up" wait_for "twitter member refused" 30 \
+        test -s "$out/py-twitter.open-error"
+    wait "$pid_twitter"
+    rc=$?
+    [ -e "$out/py-twitter.held" ] && rc="$rc, held $(cat "$out/py-twitter.held")"
+    is "js-safe 7: ... without a lease (exit 3, no worker id held)" "$rc" 3
+    like "js-safe 7: ... with 55000, naming both layouts" "$(cat "$out/py-twitter.open-error" 2>/dev/null)" \
+        "^55000 .*snowflake.layout is twitter, the fleet's .* is js-safe"
+    lines() { cat "$out/node-js" "$out/py-js" "$out/pg1" 2>/dev/null | wc -l; }
+    check "js-safe 7: ids from every member" wait_for "ids" 20 eval '[ "$(lines)" -ge 30 ] && [ -s "$out/node-js" ] && [ -s "$out/py-js" ] && [ -s "$out/pg1" ]'
+    touch "$out/stop"
+    for p in "$pid_node" "$pid_py"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "$pid_node" "$pid_py" "${SQL_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    MEMBER_PIDS=()
+    SQL_PIDS=()
+    pg_stop "$n"
+    facts=$(/usr/bin/python3 "$ROOT/test/sdk_fleet/check.py" --widths=6/6 20 22 pg1="$out/pg1" \
+        node-js="$out/node-js" py-js="$out/py-js" 2>"$out/check.log")
+    echo "# js-safe: $facts"
+    sed 's/^/# /' "$out/check.log"
+    like "js-safe 7: no id twice" "$facts" ' duplicates=0 '
+    like "js-safe 7: every id is of 20-22 in bits 6-11" "$facts" ' outside=0 '
+    like "js-safe 7: per worker id, an id issued after another is above it" "$facts" ' disorder=0 '
+    like "js-safe 7: every id lies below 2^53" "$facts" ' id_bits=(5[0-3]|[1-4][0-9]|[0-9]) '
+    like "js-safe 7: ids from the node and both members" "$facts" 'members=node-js,pg1,py-js$'
+    etcd_stop
+    unset SF_LAYOUT
+}
+
 case ${COORDINATOR:-both} in
-    etcd) fleet etcd ;;
+    etcd) fleet etcd; fleet_js_safe ;;
     zookeeper) fleet zookeeper ;;
-    both) fleet etcd; fleet zookeeper ;;
+    both) fleet etcd; fleet zookeeper; fleet_js_safe ;;
     *) echo "sdk_fleet: COORDINATOR is etcd, zookeeper or both" >&2; exit 2 ;;
 esac
 pg_cleanup_all

@@ -5,7 +5,8 @@
 
 // Every error of this package: code is the SQLSTATE ('SF003', '22023', ...),
 // as the extension's SQL functions raise them; reason names the condition
-// ('NO_LEASE', 'CLOSED', ...: 55000 is both 'CLOSED' and 'FLEET'); hint says
+// ('NO_LEASE', 'CLOSED', ...: 55000 is both 'CLOSED' and 'FLEET', a fleet of
+// another epoch or layout); hint says
 // what to do, detail states the facts (either may be undefined).
 class SnowflakeError extends Error {
     constructor(message) {

@@ -5,9 +5,11 @@ export interface GeneratorOptions {
     etcdEndpoints?: string | string[];
     /** ZooKeeper's servers: "host:port[,...]" or a list of them. */
     zookeeperHosts?: string | string[];
-    /** 0..1023: exactly this worker id (leased with a coordinator, else static with markFile). */
+    /** An id of the layout (0..1023 for twitter, 0..63 for js-safe): exactly this worker id (leased with a
+     *  coordinator, else static with markFile). */
     workerId?: number;
-    /** The range a leased id is chosen from: '512-1023' (the default), [512, 1023] or { min, max }. */
+    /** The range a leased id is chosen from: '512-1023', [512, 1023] or { min, max }; by default the layout's
+     *  upper half (512-1023 for twitter, 32-63 for js-safe). */
     workerIds?: string | [number, number] | { min: number; max: number };
     /** The registry's key prefix (default "/snowflake"). */
     leasePrefix?: string;
@@ -15,6 +17,9 @@ export interface GeneratorOptions {
     leaseTtl?: number;
     /** The epoch: ISO 8601 with an offset, or a Date (default 2025-01-01 00:00:00+00). */
     epoch?: string | Date;
+    /** The bit layout of the ids, as the nodes' snowflake.layout: 'twitter' (the default), 'js-safe' (every id
+     *  below 2^53: Number(id) is exact) or 'time T, worker W, sequence S'. Ids are bigints in every layout. */
+    layout?: string;
     /** How far the clock may step back before ids stop (default 5). */
     clockToleranceMs?: number;
     /** A step back past the tolerance: refuse (SF001, the default) or go on under a backup worker id. */
@@ -47,6 +52,8 @@ export interface GeneratorStats {
     leaseFailures: number;
     pid: number;
     lastError: string | null;
+    /** 'twitter', 'js-safe', or the widths ('time 40, worker 12, sequence 11, unit 1ms'). */
+    layout: string;
 }
 
 export type SnowflakeErrorReason =
@@ -69,7 +76,8 @@ export class Generator {
     private constructor();
     /** Resolves once a worker id is held; rejects with a SnowflakeError. */
     static open(options?: GeneratorOptions): Promise<Generator>;
-    static decode(id: bigint | string | number, options?: { epoch?: string | Date | number }): Decoded;
+    /** The fields of an id under an epoch (the default one when omitted) and a layout (twitter when omitted). */
+    static decode(id: bigint | string | number, options?: { epoch?: string | Date | number; layout?: string }): Decoded;
     nextId(): bigint;
     nextIdString(): string;
     nextIds(n: number): BigInt64Array;

@@ -25,7 +25,11 @@ function configError(message, hint) {
 }
 
 const OPTIONS = new Set(['etcdEndpoints', 'zookeeperHosts', 'workerId', 'workerIds', 'leasePrefix', 'leaseTtl',
-    'epoch', 'clockToleranceMs', 'clockBackwards', 'markFile', 'timeout']);
+    'epoch', 'layout', 'clockToleranceMs', 'clockBackwards', 'markFile', 'timeout']);
+
+// The largest worker id any layout has (30 bits); the library refuses one
+// beyond the layout's own (22023, naming both).
+const MAX_WORKER_ID = 2 ** 30 - 1;
 
 function list(name, v) {
     if (v === undefined || v === null) return undefined;
@@ -46,6 +50,16 @@ function optInt(name, v, lo, hi) {
     return v;
 }
 
+// A worker id: an integer from 0; its bound is the layout's (checked by the library).
+function optWorker(name, v) {
+    if (v === undefined || v === null) return undefined;
+    if (!Number.isInteger(v) || v < 0 || v > MAX_WORKER_ID) {
+        throw configError(`${name} must be an integer from 0 to the layout's largest worker id ` +
+            '(1023 for twitter, 63 for js-safe)');
+    }
+    return v;
+}
+
 // An epoch as the library reads it: ISO 8601 text with an explicit offset; a
 // Date becomes such a text.
 function epochText(v) {
@@ -58,7 +72,8 @@ function epochText(v) {
     throw configError('epoch must be a string (ISO 8601 with an offset) or a Date');
 }
 
-// workerIds: '512-1023', [512, 1023] or { min: 512, max: 1023 }.
+// workerIds: '512-1023', [512, 1023] or { min: 512, max: 1023 }; by default
+// (undefined) the library's, the layout's upper half.
 function workerIdRange(v) {
     if (v === undefined || v === null) return [undefined, undefined];
     let lo, hi;
@@ -72,10 +87,11 @@ function workerIdRange(v) {
     } else if (typeof v === 'object') {
         ({ min: lo, max: hi } = v);
     }
-    optInt('workerIds (its first id)', lo, 0, 1023);
-    optInt('workerIds (its last id)', hi, 0, 1023);
+    optWorker('workerIds (its first id)', lo);
+    optWorker('workerIds (its last id)', hi);
     if (lo === undefined || hi === undefined || lo > hi) {
-        throw configError('workerIds must be a range of worker ids (0 to 1023), its first id not above its last');
+        throw configError("workerIds must be a range of the layout's worker ids (0 to 1023 for twitter), " +
+            'its first id not above its last');
     }
     return [lo, hi];
 }
@@ -101,12 +117,13 @@ function normalize(options) {
     return {
         etcdEndpoints: list('etcdEndpoints', options.etcdEndpoints),
         zookeeperHosts: list('zookeeperHosts', options.zookeeperHosts),
-        workerId: optInt('workerId', options.workerId, 0, 1023),
+        workerId: optWorker('workerId', options.workerId),
         workerIdMin,
         workerIdMax,
         leasePrefix: optString('leasePrefix', options.leasePrefix),
         leaseTtlMs,
         epoch: epochText(options.epoch),
+        layout: optString('layout', options.layout),
         clockToleranceMs: optInt('clockToleranceMs', options.clockToleranceMs, 0, 2147483647),
         clockBackwards,
         markFile: optString('markFile', options.markFile),
@@ -190,9 +207,9 @@ class Generator {
 
     // The fields of an id: { timestamp (Date), msSinceEpoch, workerId, sequence }.
     // epoch: as in open() (text or Date) or Unix milliseconds; the default
-    // epoch when omitted.
-    static decode(id, { epoch } = {}) {
-        return native.decode(toBigInt(id), epochMs(epoch));
+    // epoch when omitted. layout: as in open(); twitter when omitted.
+    static decode(id, { epoch, layout } = {}) {
+        return native.decode(toBigInt(id), epochMs(epoch), optString('layout', layout));
     }
 }
 

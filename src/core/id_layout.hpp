@@ -18,7 +18,7 @@
 // --layout (src/inspect). A node issues its own ids in snowflake.layout when
 // node_geometry() accepts it (time, worker, sequence in that order, 1 ms
 // units, at most 41 bits of time): the id path takes its Geometry
-// (layout.hpp). The SDK issues twitter ids only.
+// (layout.hpp), and so does the SDK under sf_config.layout (sdk/c/src/layout.hpp).
 #pragma once
 
 #include "pure.hpp"

@@ -140,8 +140,8 @@ struct FastNext {
 bool fast_next(const Geometry& g, uint64_t packed, int64_t now_ms, int64_t reserved_until_ms, FastNext* out,
                int32_t new_ms_sequence = 0) noexcept;
 
-// kTwitter's forms, for code that issues only twitter ids (the SDK, the
-// tests written before layouts). The extension's id path passes its geometry.
+// kTwitter's forms, for the tests written before layouts. The extension's
+// id path and the SDK's pass their geometry.
 constexpr uint64_t kFencedBase = kTwitter.fenced_base;
 constexpr uint64_t position_order(uint64_t packed) noexcept { return position_order(kTwitter, packed); }
 constexpr bool is_fenced(uint64_t packed) noexcept { return is_fenced(kTwitter, packed); }

@@ -3,9 +3,10 @@
 // SNOWFLAKE_TEST_ETCD and SNOWFLAKE_TEST_ZK): a lease held and ids issued
 // under it, two generators of one registry on different ids, a close that
 // frees the id at once for the next holder, who starts above the mark, the
-// worker id range, a fleet of another epoch refused, no lease failing at
-// once, a fork child that leases an id of its own, and clock failover to a
-// backup worker id and back.
+// worker id range, a fleet of another epoch refused, a js-safe generator
+// leasing from its layout's upper half and refused in a fleet of another
+// layout, no lease failing at once, a fork child that leases an id of its
+// own, and clock failover to a backup worker id and back.
 
 #include "sdk_test.hpp"
 
@@ -30,8 +31,9 @@ protected:
         zk_ = env("SNOWFLAKE_TEST_ZK");
         prefix_ = "/sdktest-" + std::to_string(std::random_device{}() % 1000000000);
     }
-    // A configuration leasing under this test's prefix.
-    sf_config config(int32_t lo = 512, int32_t hi = 1023) {
+    // A configuration leasing under this test's prefix; the range
+    // sf_config_init() leaves (the layout's upper half) unless given.
+    sf_config config(int32_t lo = -1, int32_t hi = -1) {
         sf_config cfg;
         sf_config_init(&cfg);
         if (GetParam() == Backend::Etcd)
@@ -39,8 +41,8 @@ protected:
         else
             cfg.zookeeper_hosts = zk_.c_str();
         cfg.lease_prefix = prefix_.c_str();
-        cfg.worker_id_min = lo;
-        cfg.worker_id_max = hi;
+        if (lo >= 0) cfg.worker_id_min = lo;
+        if (hi >= 0) cfg.worker_id_max = hi;
         return cfg;
     }
     sf_generator* open_ready(const sf_config& cfg) {
@@ -176,6 +178,81 @@ TEST_P(SdkLease, AFleetOfAnotherEpochIsRefused) {
     EXPECT_NE(std::string(sf_last_error()->hint).find("epoch"), std::string::npos) << last_error_text();
     int64_t id = 0;
     EXPECT_EQ(sf_next_id(b, &id), SF_ERR_FLEET);
+    EXPECT_EQ(sf_close(b), SF_OK);
+    EXPECT_EQ(sf_close(a), SF_OK);
+}
+
+// js-safe: the default range is the layout's upper half (32..63), ids lie
+// below 2^53 with the worker id in bits 6-11.
+TEST_P(SdkLease, AJsSafeGeneratorLeasesFromItsUpperHalf) {
+    sf_config cfg = config();
+    cfg.layout = "js-safe";
+    sf_generator* gen = open_ready(cfg);
+    ASSERT_NE(gen, nullptr);
+    const int32_t w = worker_of(gen);
+    EXPECT_GE(w, 32);
+    EXPECT_LE(w, 63);
+    int64_t prev = -1;
+    for (int i = 0; i < 3000; i++) {
+        int64_t id = 0;
+        ASSERT_EQ(sf_next_id(gen, &id), SF_OK) << last_error_text();
+        ASSERT_GT(id, prev);
+        ASSERT_LT(id, int64_t{1} << 53);
+        ASSERT_EQ((id >> 6) & 63, w) << id;
+        prev = id;
+    }
+    sf_stats st;
+    ASSERT_EQ(sf_status(gen, &st), SF_OK);
+    EXPECT_STREQ(st.layout, "js-safe");
+    EXPECT_EQ(sf_close(gen), SF_OK) << last_error_text();
+}
+
+// A layout of more worker bits than twitter's: a lease still holds ids of
+// 0..1023 (the registry's keys), the default range their upper half, so two
+// generators get two of them (a default of 2048..4095, clamped by the lease
+// to 1023, left one id for both).
+TEST_P(SdkLease, AWideLayoutLeasesFrom512To1023ByDefault) {
+    sf_config cfg = config();
+    cfg.layout = "time 41, worker 12, sequence 10";
+    sf_generator* a = open_ready(cfg);
+    sf_generator* b = open_ready(cfg);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    const int32_t wa = worker_of(a), wb = worker_of(b);
+    EXPECT_NE(wa, wb);
+    for (sf_generator* g : {a, b}) {
+        const int32_t w = worker_of(g);
+        EXPECT_GE(w, 512);
+        EXPECT_LE(w, 1023);
+        int64_t id = 0;
+        ASSERT_EQ(sf_next_id(g, &id), SF_OK) << last_error_text();
+        EXPECT_EQ((id >> 10) & 4095, w);
+    }
+    EXPECT_EQ(sf_close(a), SF_OK) << last_error_text();
+    EXPECT_EQ(sf_close(b), SF_OK) << last_error_text();
+}
+
+// The fleet key records the layout of the first holder: a generator of
+// another layout under the prefix does not lease, and says both layouts.
+TEST_P(SdkLease, AFleetOfAnotherLayoutIsRefusedNamingBoth) {
+    sf_config cfg = config();
+    sf_generator* a = open_ready(cfg);  // records the fleet's layout: twitter
+    ASSERT_NE(a, nullptr);
+    cfg.layout = "js-safe";
+    sf_generator* b = nullptr;
+    ASSERT_EQ(sf_open(&cfg, &b, nullptr, 0), SF_OK) << last_error_text();
+    EXPECT_EQ(sf_wait_ready(b, kReadyMs), SF_ERR_FLEET) << last_error_text();
+    EXPECT_STREQ(sf_last_error()->sqlstate, "55000");
+    const std::string detail = sf_last_error()->detail;
+    EXPECT_NE(detail.find("js-safe"), std::string::npos) << last_error_text();
+    EXPECT_NE(detail.find("twitter"), std::string::npos) << last_error_text();
+    EXPECT_NE(std::string(sf_last_error()->hint).find("layout"), std::string::npos) << last_error_text();
+    int64_t id = 0;
+    EXPECT_EQ(sf_next_id(b, &id), SF_ERR_FLEET);
+    sf_stats st;
+    ASSERT_EQ(sf_status(b, &st), SF_OK);
+    EXPECT_NE(st.state, SF_STATE_HELD);
+    EXPECT_EQ(st.worker_id, -1);
     EXPECT_EQ(sf_close(b), SF_OK);
     EXPECT_EQ(sf_close(a), SF_OK);
 }

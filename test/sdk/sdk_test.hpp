@@ -36,11 +36,14 @@ private:
     std::string path_;
 };
 
-// The mark file's millisecond and whether it is exact (written at close).
+// The mark file's millisecond, whether it is exact (written at close), and
+// the layout it records (flag bits 8-26: 0 for twitter, else
+// 1 << 18 | time << 12 | worker << 6 | sequence).
 struct MarkBytes {
     bool read = false;
     int64_t ms = 0;
     bool exact = false;
+    uint32_t layout = 0;
     std::string raw;
 };
 inline MarkBytes read_mark(const std::string& path) {
@@ -55,6 +58,9 @@ inline MarkBytes read_mark(const std::string& path) {
     for (int i = 7; i >= 0; i--) u = (u << 8) | static_cast<unsigned char>(buf[8 + i]);
     m.ms = static_cast<int64_t>(u);
     m.exact = (static_cast<unsigned char>(buf[16]) & 1) != 0;
+    uint32_t flags = 0;
+    for (int i = 3; i >= 0; i--) flags = (flags << 8) | static_cast<unsigned char>(buf[16 + i]);
+    m.layout = flags >> 8;
     m.raw.assign(buf, 32);
     m.read = true;
     return m;

@@ -11,8 +11,11 @@ member wrote and prints one line of facts, "key=value" separated by spaces:
                id follow each other, each above the last
   workers      worker ids seen, comma-separated
   members      members that issued ids
+  id_bits      the bits of the largest id (53 at most under js-safe)
 
-  check.py LO HI NAME=FILE...
+  check.py [--widths=W/S] LO HI NAME=FILE...
+--widths: the worker id's and the sequence's bits (default 10/12, twitter's;
+6/6 for js-safe).
 Each FILE has lines "t0 t1 id id ..." (t0, t1: /proc/uptime before and after
 the call that issued them).
 """
@@ -20,12 +23,16 @@ import sys
 
 
 def main():
-    lo, hi = int(sys.argv[1]), int(sys.argv[2])
+    args = sys.argv[1:]
+    worker_bits, sequence_bits = 10, 12
+    if args and args[0].startswith("--widths="):
+        worker_bits, sequence_bits = map(int, args.pop(0).split("=", 1)[1].split("/"))
+    lo, hi = int(args[0]), int(args[1])
     by_worker = {}
     seen = set()
     ids = dups = outside = 0
     members = set()
-    for arg in sys.argv[3:]:
+    for arg in args[2:]:
         name, path = arg.split("=", 1)
         try:
             f = open(path)
@@ -45,7 +52,7 @@ def main():
                         dups += 1
                         print("# duplicate %d (%s)" % (i, name), file=sys.stderr)
                     seen.add(i)
-                    w = (i >> 12) & 1023
+                    w = (i >> sequence_bits) & ((1 << worker_bits) - 1)
                     if not lo <= w <= hi:
                         outside += 1
                     by_worker.setdefault(w, []).append((i, t0, t1, name))
@@ -61,8 +68,9 @@ def main():
                           % (w, i, name, t1, latest_start[1], latest_start[2], latest_start[0]), file=sys.stderr)
             if latest_start is None or t0 > latest_start[0]:
                 latest_start = (t0, i, name)
-    print("ids=%d duplicates=%d outside=%d disorder=%d workers=%s members=%s" % (
-        ids, dups, outside, disorder, ",".join(map(str, sorted(by_worker))), ",".join(sorted(members))))
+    print("ids=%d duplicates=%d outside=%d disorder=%d id_bits=%d workers=%s members=%s" % (
+        ids, dups, outside, disorder, max(seen, default=0).bit_length(), ",".join(map(str, sorted(by_worker))),
+        ",".join(sorted(members))))
 
 
 main()

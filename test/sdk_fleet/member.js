@@ -5,7 +5,7 @@
 //   node member.js OUT
 //
 // Settings from the environment as member.py's (SF_ETCD or SF_ZK, SF_PREFIX,
-// SF_WORKER_IDS, SF_TTL). Writes OUT ("t0 t1 id id ..." a batch, t0 and t1
+// SF_WORKER_IDS, SF_TTL, SF_LAYOUT). Writes OUT ("t0 t1 id id ..." a batch, t0 and t1
 // from /proc/uptime around the call), OUT.err ("t code" for each refused
 // call), OUT.held (the worker id once held). SIGTERM: close(), exit 0.
 const fs = require('fs');
@@ -20,6 +20,7 @@ async function main() {
         leasePrefix: process.env.SF_PREFIX, workerIds: process.env.SF_WORKER_IDS,
         leaseTtl: Number(process.env.SF_TTL), timeout: 300000,
     };
+    if (process.env.SF_LAYOUT) options.layout = process.env.SF_LAYOUT;
     if (process.env.SF_ETCD) options.etcdEndpoints = process.env.SF_ETCD;
     else options.zookeeperHosts = process.env.SF_ZK;
     const gen = await Generator.open(options);

@@ -5,7 +5,9 @@ generator leasing from the fleet's coordinator, issuing batches of ids.
   member.py OUT [--fork-after N]
 
 Settings from the environment: SF_ETCD or SF_ZK (the coordinator), SF_PREFIX,
-SF_WORKER_IDS ("20-23"), SF_TTL (seconds). Writes to OUT, one line a batch:
+SF_WORKER_IDS ("20-23"), SF_TTL (seconds), SF_LAYOUT (the ids' layout; unset:
+twitter). A generator that cannot open writes OUT.open-error ("SQLSTATE
+detail") and exits 3. Writes to OUT, one line a batch:
 "t0 t1 id id ..." (t0, t1: /proc/uptime before and after the call, a bound
 on when the ids were issued); OUT.err: "t code" for each refused call;
 OUT.held: the worker id once one is held. SIGTERM: close() (the exact mark
@@ -29,6 +31,8 @@ def uptime():
 def open_generator():
     kw = dict(lease_prefix=os.environ["SF_PREFIX"], worker_ids=os.environ["SF_WORKER_IDS"],
               lease_ttl=int(os.environ["SF_TTL"]), timeout=300)
+    if os.environ.get("SF_LAYOUT"):
+        kw["layout"] = os.environ["SF_LAYOUT"]
     if os.environ.get("SF_ETCD"):
         kw["etcd_endpoints"] = os.environ["SF_ETCD"]
     else:
@@ -73,7 +77,12 @@ def main():
     out = sys.argv[1]
     fork_after = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--fork-after" else None
     signal.signal(signal.SIGTERM, lambda *_: stopping.__setitem__(0, True))
-    gen = open_generator()
+    try:
+        gen = open_generator()
+    except snowflake_ids.Error as e:
+        with open(out + ".open-error", "w") as f:
+            f.write("%s %s\n" % (e.sqlstate, e.detail))
+        sys.exit(3)
     with open(out + ".held", "w") as f:
         f.write("%d\n" % gen.stats()["worker_id"])
     if fork_after is not None:

@@ -15,6 +15,11 @@
  *   if (sf_next_id(gen, &id) == SF_OK) printf("%lld\n", (long long)id);
  *   sf_close(gen);
  *
+ * Layouts: twitter's by default (41-bit milliseconds, 10-bit worker id,
+ * 12-bit sequence); sf_config.layout gives another, as the extension's
+ * snowflake.layout ("js-safe": every id below 2^53). Every process and node
+ * of a fleet uses the same one.
+ *
  * Threads: every function may be called from any thread; sf_next_id and
  * sf_next_ids are lock-free on their common path (the same compare-and-swap
  * protocol as the extension's). Leasing runs in one background thread that
@@ -53,17 +58,17 @@ extern "C" {
 
 typedef enum sf_code {
     SF_OK = 0,
-    SF_ERR_CLOCK_BEHIND = 1,   /* SF001: the clock stepped back past the tolerance */
-    SF_ERR_CLOCK_RANGE = 2,    /* SF002: the clock is outside the epoch's 41-bit range */
-    SF_ERR_NO_LEASE = 3,       /* SF003: no worker id is held now (or its reservation could not be extended) */
-    SF_ERR_CLOCK_UNSYNC = 4,   /* SF004: reserved (max clock error), not raised by this version */
-    SF_ERR_INVALID = 5,        /* 22023: a setting or an argument is invalid */
-    SF_ERR_NOT_READY = 6,      /* 57014: sf_wait_ready's timeout passed before a worker id was held */
-    SF_ERR_CLOSED = 7,         /* 55000: the generator is closed (or closing) */
-    SF_ERR_FLEET = 8,          /* 55000: the fleet under the prefix has another epoch */
-    SF_ERR_MARK_FILE = 9,      /* 58030: the mark file could not be read, written or synced */
-    SF_ERR_MARK_LOCKED = 10,   /* 55006: another process holds the mark file */
-    SF_ERR_NO_MEMORY = 11      /* 53200 */
+    SF_ERR_CLOCK_BEHIND = 1, /* SF001: the clock stepped back past the tolerance */
+    SF_ERR_CLOCK_RANGE = 2,  /* SF002: the clock is outside the layout's range from the epoch */
+    SF_ERR_NO_LEASE = 3,     /* SF003: no worker id is held now (or its reservation could not be extended) */
+    SF_ERR_CLOCK_UNSYNC = 4, /* SF004: reserved (max clock error), not raised by this version */
+    SF_ERR_INVALID = 5,      /* 22023: a setting or an argument is invalid */
+    SF_ERR_NOT_READY = 6,    /* 57014: sf_wait_ready's timeout passed before a worker id was held */
+    SF_ERR_CLOSED = 7,       /* 55000: the generator is closed (or closing) */
+    SF_ERR_FLEET = 8,        /* 55000: the fleet under the prefix has another epoch or layout */
+    SF_ERR_MARK_FILE = 9,    /* 58030: the mark file could not be read, written or synced */
+    SF_ERR_MARK_LOCKED = 10, /* 55006: another process holds the mark file */
+    SF_ERR_NO_MEMORY = 11    /* 53200 */
 } sf_code;
 
 /* A clock step back within clock_tolerance_ms is waited out inside the
@@ -92,11 +97,18 @@ typedef struct sf_config {
     const char* etcd_endpoints;
     const char* zookeeper_hosts;
     /* -1 (the default): lease any free id in [worker_id_min, worker_id_max];
-     * 0..1023: exactly this id (leased when a coordinator is set, else static). */
+     * 0 to the layout's largest worker id (1023 for twitter, 63 for js-safe):
+     * exactly this id (leased when a coordinator is set, else static). */
     int32_t worker_id;
-    /* The range a leased id is chosen from: default 512..1023, so that
-     * application processes leave 0..511 to the database nodes (set
-     * snowflake.lease_worker_ids = '0-511' on them to confine them there). */
+    /* The range a leased id is chosen from, within the layout's worker ids
+     * and 0..1023 (a lease holds ids up to 1023 in every layout, as the
+     * nodes' snowflake.lease_worker_ids; a higher id of a wider worker field
+     * is for a static worker_id). -1 (the default of each): the upper half of
+     * those, 512..1023 for twitter (and wider layouts), 32..63 for js-safe
+     * (W < 10 worker bits: 2^(W-1) to 2^W - 1), so that application processes
+     * leave the lower half to the database nodes (set
+     * snowflake.lease_worker_ids = '0-511' on them, '0-31' under js-safe, to
+     * confine them there). */
     int32_t worker_id_min;
     int32_t worker_id_max;
     const char* lease_prefix;  /* default "/snowflake", as snowflake.lease_prefix */
@@ -111,6 +123,16 @@ typedef struct sf_config {
     const char* mark_file;
     /* Recorded in the worker key's identity: "c", "node", "python". */
     const char* runtime;
+    /* The bit layout of the ids, the text the extension's snowflake.layout
+     * takes: NULL or "" (the default): "twitter" (41-bit milliseconds, 10-bit
+     * worker id, 12-bit sequence); "js-safe" (41/6/6: every id below 2^53, 64
+     * worker ids, 64 ids a millisecond); or the fields from the top bit down,
+     * "time T, worker W, sequence S" (1 ms units, at most 41 bits of time).
+     * Every process and node of a fleet uses the same: the fleet's key in the
+     * coordinator records it (a generator of another layout does not lease:
+     * SF_ERR_FLEET), and so does the mark file of a static worker id (a mark
+     * of another layout: sf_open refuses it, SF_ERR_INVALID). */
+    const char* layout;
 } sf_config;
 
 /* Fills *cfg with the defaults above. Call it first: later versions add fields. */
@@ -141,7 +163,7 @@ sf_code sf_open(const sf_config* cfg, sf_generator** out, char* err, size_t errl
  * (SF_ERR_NOT_READY then, with what the lease is doing); at once for a
  * static worker id. Ends early with SF_ERR_CLOSED when the generator is
  * closed, and with the lease's refusal when it cannot succeed (a fleet of
- * another epoch). */
+ * another epoch or layout). */
 sf_code sf_wait_ready(sf_generator* gen, int32_t timeout_ms);
 
 /* One id. */
@@ -158,8 +180,12 @@ typedef struct sf_decoded {
     int32_t sequence;
 } sf_decoded;
 
-/* The fields of an id (>= 0) under an epoch in Unix milliseconds. */
+/* The fields of a twitter-layout id (>= 0) under an epoch in Unix milliseconds. */
 sf_code sf_decode(int64_t id, int64_t epoch_unix_ms, sf_decoded* out);
+/* The same under a layout, the text sf_config.layout takes (NULL or "":
+ * twitter). SF_ERR_INVALID for a layout sf_open would refuse, or an id the
+ * layout cannot hold (2^53 or more under js-safe). */
+sf_code sf_decode_layout(int64_t id, int64_t epoch_unix_ms, const char* layout, sf_decoded* out);
 /* An epoch's text (as sf_config.epoch) in Unix milliseconds. */
 sf_code sf_parse_epoch(const char* text, int64_t* epoch_unix_ms);
 
@@ -186,6 +212,9 @@ typedef struct sf_stats {
     int64_t lease_failures;
     int32_t pid;                   /* the process that holds the lease (changes after a fork) */
     char last_error[256];          /* the lease's last error ("" if none) */
+    /* The generator's layout: "twitter", "js-safe", or the widths as
+     * "time 40, worker 12, sequence 11, unit 1ms" for a split no profile names. */
+    char layout[64];
 } sf_stats;
 
 sf_code sf_status(sf_generator* gen, sf_stats* out);

@@ -75,7 +75,7 @@ void child() noexcept {
         for (sf_generator* g : *g_registry) {
             Words words(*g);
             g->deadline_ns.store(0);
-            (void)core::fence(core::kTwitter, words);
+            (void)core::fence(g->settings.geometry, words);
             if (!g->forked) g->owner_pid = getppid();  // the parent's, for messages
             g->forked = true;
             g->thread = nullptr;  // the parent's thread: not in this process

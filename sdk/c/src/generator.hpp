@@ -33,8 +33,12 @@ enum class Mode { Static, Leased };
 
 struct Settings {
     Mode mode = Mode::Static;
+    // sf_config.layout: the geometry of every id, word and mark of this
+    // generator (core/layout.hpp), and its name for messages and sf_stats.
+    core::Geometry geometry = core::kTwitter;
+    std::string layout_name = "twitter";
     int32_t worker = -1;  // static, or the leased id asked for (-1: any in the range)
-    int32_t worker_min = 512;
+    int32_t worker_min = 512;  // the layout's upper half unless given (layout.hpp)
     int32_t worker_max = 1023;
     std::string etcd_endpoints;
     std::string zookeeper_hosts;

@@ -104,11 +104,7 @@ sf_code refuse_no_lease(sf_generator* g, bool lease_ended) noexcept {
         return fail(SF_ERR_NO_LEASE, "the worker id's lease ended while ids were issued",
                     "The ids of this call were given up: another process may hold the worker id by now.",
                     "Call again once a lease is held (sf_wait_ready()); check that the coordinator is reachable.");
-    if (g->lease_error_reason == core::LeaseError::FleetSettings)
-        return fail_detail(SF_ERR_FLEET, "the fleet under the prefix has another epoch",
-                           "Give this generator the epoch of the database nodes and processes that lease under "
-                           "the prefix (their snowflake.epoch), or use another lease_prefix.",
-                           "%s", g->lease_error.c_str());
+    if (g->lease_error_reason == core::LeaseError::FleetSettings) return refuse_fleet(g);
     const char* state = core::lease::state_name(g->lease_state);
     const std::string last = g->lease_error;
     const char* hint = core::lease::error_hint(g->lease_error_reason);
@@ -154,7 +150,7 @@ sf_code refuse_clock(sf_generator* g, const core::Next& r, int64_t now,
                        "Check the system clock, or choose an epoch that covers it.",
                        "The clock reads %lld ms from the epoch %s; ids cover 0 to %lld ms.",
                        static_cast<long long>(now), g->settings.epoch_text.c_str(),
-                       static_cast<long long>(core::kMaxMs));
+                       static_cast<long long>(g->settings.geometry.max_ms));
 }
 
 // Waits, within the limit, for the background thread to reserve now_ms
@@ -260,7 +256,7 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
     if (max_count == 1) {
         for (int attempt = 0; attempt < 3; attempt++) {
             int64_t id = 0;
-            const core::Fast f = core::fast_issue(core::kTwitter, words, &id);
+            const core::Fast f = core::fast_issue(g->settings.geometry, words, &id);
             if (f == core::Fast::Issued) {
                 g->ids_issued.fetch_add(1, std::memory_order_relaxed);
                 out->status = core::Status::Issued;
@@ -285,7 +281,7 @@ sf_code issue(sf_generator* g, int32_t max_count, core::Next* out) noexcept {
             st.floor_ms = g->floor_ms;
             st.floor_grace_ms = g->floor_grace_ms;
             st.counters = g->counters;
-            r = core::slow_issue(core::kTwitter, words, st, config, max_count, &now);
+            r = core::slow_issue(g->settings.geometry, words, st, config, max_count, &now);
             g->counters = st.counters;
         }
         switch (r.status) {

@@ -83,30 +83,31 @@ public:
         Words words(*g_);
         if (held && !g_->stopping) {
             g_->deadline_ns.store(l.deadline_ns, std::memory_order_release);
-            core::lift(core::kTwitter, words);
+            core::lift(geo(), words);
         } else {
             g_->deadline_ns.store(0, std::memory_order_release);
-            (void)core::fence(core::kTwitter, words);
+            (void)core::fence(geo(), words);
         }
         g_->cv.notify_all();
     }
     core::Mark local_mark() noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
-        return core::position_mark(core::packed_ms(g_->word.load()), g_->floor_ms, g_->floor_grace_ms,
+        return core::position_mark(core::packed_ms(geo(), g_->word.load()), g_->floor_ms, g_->floor_grace_ms,
                                    g_->own_high_ms);
     }
     void start_tenure(int32_t worker, const core::Handover& h, bool) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         // After both the worker id's mark and this process's last
         // millisecond (under the own id: a backup's position is below it).
-        const core::TenureFloor t = core::tenure_floor(h, core::packed_ms(g_->word.load()), g_->own_high_ms);
+        const core::TenureFloor t = core::tenure_floor(h, core::packed_ms(geo(), g_->word.load()),
+                                                       g_->own_high_ms);
         begin_tenure_locked(worker, t.floor_ms, t.grace_ms);
         g_->lease_worker = worker;
     }
     int64_t fence_ids() noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        return core::fence(core::kTwitter, words);
+        return core::fence(geo(), words);
     }
     int64_t coord_reserved_ms() noexcept override { return g_->reserved.load(); }
     int64_t demand_ms() noexcept override { return g_->demand_ms.load(); }
@@ -130,8 +131,8 @@ public:
         std::lock_guard<std::mutex> lock(g_->mu);
         const uint64_t w = g_->word.load();
         *state = core::state_after(-1);
-        state->last_ms = core::packed_ms(w);
-        state->sequence = core::packed_sequence(w);
+        state->last_ms = core::packed_ms(geo(), w);
+        state->sequence = core::packed_sequence(geo(), w);
         state->reserved_until_ms = g_->reserved.load();
         state->floor_ms = g_->floor_ms;
         state->floor_grace_ms = g_->floor_grace_ms;
@@ -151,7 +152,7 @@ public:
     int64_t start_backup(int32_t worker, int64_t floor_ms) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        const int64_t own_last = core::fence(core::kTwitter, words);
+        const int64_t own_last = core::fence(geo(), words);
         g_->own_last_ms = own_last;
         if (own_last > g_->own_high_ms) g_->own_high_ms = own_last;
         // The demand only grows, and the own id's is ahead of the clock now:
@@ -167,7 +168,7 @@ public:
     int64_t end_backup(int32_t worker, int64_t own_last_ms) noexcept override {
         std::lock_guard<std::mutex> lock(g_->mu);
         Words words(*g_);
-        const int64_t backup_last = core::fence(core::kTwitter, words);
+        const int64_t backup_last = core::fence(geo(), words);
         begin_tenure_locked(worker, std::max(own_last_ms, backup_last), 0);
         g_->backup_worker = -1;
         g_->own_last_ms = -1;
@@ -187,13 +188,14 @@ public:
     void log(const char*, const char*, const char*) noexcept override {}
 
 private:
+    const core::Geometry& geo() const noexcept { return g_->settings.geometry; }
     // A tenure of `worker` after floor (core::start_tenure()), a clock
     // behind the floor by up to grace waited out; g->mu held. Its first
     // reservation is asked for at once (the clock reached), so that the
     // first ids need not wait for its write.
     void begin_tenure_locked(int32_t worker, int64_t floor, int64_t grace) noexcept {
         Words words(*g_);
-        const int64_t start = core::start_tenure(core::kTwitter, words, worker, floor);
+        const int64_t start = core::start_tenure(geo(), words, worker, floor);
         g_->floor_ms = start;
         g_->floor_grace_ms = grace > 0 ? grace + (start - floor) : 0;
         const int64_t now = sdk::id_ms(g_->settings);
@@ -215,6 +217,7 @@ private:
     static core::FleetSettings fleet(const Settings& s) noexcept {
         core::FleetSettings f;
         f.epoch_unix_us = s.epoch_unix_us;
+        f.layout = s.geometry;
         return f;
     }
 
@@ -296,6 +299,14 @@ void wake_runner(sf_generator* g) noexcept {
     if (g->runner != nullptr) g->runner->wake();
 }
 
+sf_code refuse_fleet(const sf_generator* g) noexcept {
+    return fail_detail(SF_ERR_FLEET, "the fleet under the prefix has another epoch or layout",
+                       "Give this generator the epoch and layout of the database nodes and processes that lease "
+                       "under the prefix (their snowflake.epoch and snowflake.layout), or use another "
+                       "lease_prefix.",
+                       "%s.", g->lease_error.c_str());
+}
+
 sf_code open_leased(sf_generator* g) noexcept {
     const Settings& s = g->settings;
     std::string reason;
@@ -314,7 +325,7 @@ sf_code open_leased(sf_generator* g) noexcept {
     }
     std::call_once(g_curl_once, [] { (void)curl_global_init(CURL_GLOBAL_DEFAULT); });
     g->deadline_ns.store(0);
-    g->word.store(core::pack_fenced(-1, 0));  // no tenure until a worker id is held
+    g->word.store(core::pack_fenced(s.geometry, -1, 0));  // no tenure until a worker id is held
     g->lease_state = core::LeaseState::Acquiring;
     if (!start_runner(g)) return fail(SF_ERR_NO_MEMORY, "out of memory", nullptr, "Free memory, then open again.");
     return SF_OK;
@@ -326,7 +337,8 @@ bool close_leased(sf_generator* g) noexcept {
         g->stopping = true;
         g->deadline_ns.store(0);
         Words words(*g);
-        (void)core::fence(core::kTwitter, words);  // the driver's shutdown hands this fence over as the exact mark
+        // The driver's shutdown hands this fence over as the exact mark.
+        (void)core::fence(g->settings.geometry, words);
         if (g->runner != nullptr) g->runner->stop();
         g->cv.notify_all();
     }

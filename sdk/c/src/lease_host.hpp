@@ -25,6 +25,10 @@ bool start_child_lease(sf_generator* g) noexcept;
 // g->mu held: a caller waits for the coordinator's reservation; the
 // background thread takes its next turn at once.
 void wake_runner(sf_generator* g) noexcept;
+// g->mu held, the lease refused for the fleet's settings
+// (core::LeaseError::FleetSettings): SF_ERR_FLEET set, its detail the
+// lease's sentence, which names both epochs or both layouts.
+sf_code refuse_fleet(const sf_generator* g) noexcept;
 
 // Tests only (test/sdk/fake_coordinator_test.cpp, linked with the static
 // library): every lease from now on is taken from the coordinator f makes

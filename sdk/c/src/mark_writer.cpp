@@ -33,6 +33,7 @@ std::string write_mark(sf_generator* g, int64_t ms, bool exact) noexcept {
     m.ms = ms;
     m.clean = exact;
     m.window_ms = exact ? 0 : core::reservation_lead(ms, id_ms(g->settings), g->window_ms);
+    m.layout = core::mark_layout_code(g->settings.geometry);  // a mark bounds ids of its layout only
     uint8_t buf[core::kMarkSize];
     core::encode_mark(m, buf);
     const ssize_t n = pwrite(g->mark_fd, buf, sizeof buf, 0);

@@ -5,10 +5,12 @@
 
 #include "generator.hpp"
 #include "error.hpp"
+#include "layout.hpp"
 #include "lease_host.hpp"
 
 #include "core/coord_schema.hpp"
 #include "core/epoch.hpp"
+#include "core/id_layout.hpp"
 #include "core/mark.hpp"
 #include "core/reservation.hpp"
 #include "core/time.hpp"
@@ -30,6 +32,33 @@ namespace {
 
 bool blank(const char* s) noexcept { return s == nullptr || s[0] == '\0'; }
 
+// A worker id setting beyond the layout's worker ids: refused, naming both.
+sf_code refuse_worker(const Settings& s, const char* setting, int32_t value) noexcept {
+    char message[160];
+    snprintf(message, sizeof message, "%s %d does not fit layout '%s'", setting, static_cast<int>(value),
+             s.layout_name.c_str());
+    char hint[160];
+    snprintf(hint, sizeof hint, "Choose %s from 0 to %d, or a layout with more worker bits.", setting,
+             static_cast<int>(s.geometry.max_worker));
+    return fail_detail(SF_ERR_INVALID, message, hint,
+                       "The layout's worker field has %d bits: worker ids from 0 to %d.",
+                       static_cast<int>(s.geometry.worker_bits), static_cast<int>(s.geometry.max_worker));
+}
+
+// A leased worker id above what a lease can hold (layout.hpp's
+// max_leased_worker(): 1023 in a layout of more worker bits).
+sf_code refuse_leased_worker(const Settings& s, const char* setting, int32_t value) noexcept {
+    char message[160];
+    snprintf(message, sizeof message, "%s %d cannot be leased", setting, static_cast<int>(value));
+    return fail_detail(SF_ERR_INVALID, message,
+                       "Lease worker ids from 0 to 1023, or use a higher one as a static worker_id with a "
+                       "mark_file and no coordinator.",
+                       "Leased worker ids go from 0 to %d in every layout (layout '%s' has worker ids up to %d), "
+                       "as the nodes' snowflake.lease_worker_ids.",
+                       static_cast<int>(max_leased_worker(s.geometry)), s.layout_name.c_str(),
+                       static_cast<int>(s.geometry.max_worker));
+}
+
 // The settings of cfg, checked; SF_OK or the error set.
 sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
     if (cfg == nullptr)
@@ -42,23 +71,36 @@ sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
     s->mode = leased ? Mode::Leased : Mode::Static;
     if (!blank(cfg->etcd_endpoints)) s->etcd_endpoints = cfg->etcd_endpoints;
     if (!blank(cfg->zookeeper_hosts)) s->zookeeper_hosts = cfg->zookeeper_hosts;
-    if (cfg->worker_id < -1 || cfg->worker_id > core::kMaxWorker)
+    const sf_code layout = read_layout(cfg->layout, "layout", &s->geometry);
+    if (layout != SF_OK) return layout;
+    s->layout_name = core::geometry_text(s->geometry);
+    const int32_t max_worker = s->geometry.max_worker;
+    if (cfg->worker_id < -1)
         return fail_detail(SF_ERR_INVALID, "worker_id is out of range",
-                           "Set worker_id to 0..1023, or to -1 to lease any free id of the range.",
+                           "Set worker_id to 0 or more, or to -1 to lease any free id of the range.",
                            "worker_id is %d.", static_cast<int>(cfg->worker_id));
+    if (cfg->worker_id > max_worker) return refuse_worker(*s, "worker_id", cfg->worker_id);
     s->worker = cfg->worker_id;
-    if (cfg->worker_id_min < 0 || cfg->worker_id_max > core::kMaxWorker || cfg->worker_id_min > cfg->worker_id_max)
+    // -1: the layout's default, its upper half (layout.hpp).
+    s->worker_min = cfg->worker_id_min == -1 ? default_worker_min(s->geometry) : cfg->worker_id_min;
+    s->worker_max = cfg->worker_id_max == -1 ? default_worker_max(s->geometry) : cfg->worker_id_max;
+    if (s->worker_max > max_worker) return refuse_worker(*s, "worker_id_max", s->worker_max);
+    if (s->worker_min > max_worker) return refuse_worker(*s, "worker_id_min", s->worker_min);
+    if (s->worker_min < 0 || s->worker_min > s->worker_max)
         return fail_detail(SF_ERR_INVALID, "the worker id range is invalid",
-                           "Set 0 <= worker_id_min <= worker_id_max <= 1023 (the default is 512..1023).",
-                           "worker_id_min is %d, worker_id_max %d.", static_cast<int>(cfg->worker_id_min),
-                           static_cast<int>(cfg->worker_id_max));
-    s->worker_min = cfg->worker_id_min;
-    s->worker_max = cfg->worker_id_max;
+                           "Set 0 <= worker_id_min <= worker_id_max, within the layout's worker ids (0..1023 "
+                           "for twitter), or leave both at -1 for the layout's upper half.",
+                           "worker_id_min is %d, worker_id_max %d.", static_cast<int>(s->worker_min),
+                           static_cast<int>(s->worker_max));
+    if (leased && s->worker > max_leased_worker(s->geometry))
+        return refuse_leased_worker(*s, "worker_id", s->worker);
+    if (leased && s->worker_max > max_leased_worker(s->geometry))
+        return refuse_leased_worker(*s, "worker_id_max", s->worker_max);
     if (!leased && s->worker < 0)
         return fail(SF_ERR_INVALID, "no worker id and no coordinator",
                     "Without a coordinator nothing tells processes apart.",
-                    "Set etcd_endpoints or zookeeper_hosts to lease a worker id, or a static worker_id (0..1023) "
-                    "that no other process or node uses, with a mark_file.");
+                    "Set etcd_endpoints or zookeeper_hosts to lease a worker id, or a static worker_id (0 to the "
+                    "layout's largest) that no other process or node uses, with a mark_file.");
     if (!leased && blank(cfg->mark_file))
         return fail(SF_ERR_INVALID, "a static worker id needs a mark file",
                     "The mark file keeps a reservation ahead of every id, so that a restart never issues an id "
@@ -101,10 +143,11 @@ sf_code check_config(const sf_config* cfg, Settings* s) noexcept {
     const int64_t now_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                     std::chrono::system_clock::now().time_since_epoch())
                                     .count();
-    if (core::check_epoch(s->epoch_unix_ms, now_unix_ms) != core::EpochCheck::Ok)
+    if (core::check_epoch(s->epoch_unix_ms, now_unix_ms, s->geometry) != core::EpochCheck::Ok)
         return fail_detail(SF_ERR_INVALID, "epoch is in the future or leaves less than a year of ids",
-                           "Give a past epoch that leaves the clock at least a year of the 41-bit range.",
-                           "The epoch is \"%s\".", s->epoch_text.c_str());
+                           "Give a past epoch that leaves the clock at least a year of the layout's time range.",
+                           "The epoch is \"%s\"; layout '%s' has %d bits of milliseconds.", s->epoch_text.c_str(),
+                           s->layout_name.c_str(), static_cast<int>(s->geometry.time_bits));
     s->runtime = blank(cfg->runtime) ? "c" : cfg->runtime;
     if (s->runtime.size() > 32 || s->runtime.find_first_of(" \t\r\n=") != std::string::npos)
         return fail(SF_ERR_INVALID, "runtime is invalid", nullptr,
@@ -145,12 +188,30 @@ sf_code open_mark_file(sf_generator* g) noexcept {
                                "only if no id of this worker id issued after the epoch's last minute is in use.",
                                "%s: %s.", path.c_str(), core::mark_decode_text(d));
     }
+    // Ids of another layout can be equal bit for bit to this one's: a mark
+    // of another layout bounds nothing here.
+    if (n > 0 && m.layout != core::mark_layout_code(g->settings.geometry)) {
+        core::Geometry theirs{};
+        (void)core::geometry_of_mark_code(m.layout, &theirs);  // decode_mark() accepted it
+        const std::string theirs_name = core::geometry_text(theirs);
+        char message[200];
+        snprintf(message, sizeof message, "layout is '%s', but the mark file bounds ids of layout '%s'",
+                 g->settings.layout_name.c_str(), theirs_name.c_str());
+        char hint[256];
+        snprintf(hint, sizeof hint,
+                 "Set layout back to '%s', or give the new layout a mark file of its own, for ids that never "
+                 "share a column with the old layout's: ids of two layouts can be equal.",
+                 theirs_name.c_str());
+        return fail_detail(SF_ERR_INVALID, message, hint, "%s was written by a generator of layout '%s'.",
+                           path.c_str(), theirs_name.c_str());
+    }
     // After a crash the mark is the last reservation, up to its recorded
     // lead ahead of the clock: waiting it out is expected.
     const int64_t grace = m.clean ? 0 : std::max<int64_t>(m.window_ms, core::kMinWindowMs);
     Words words(*g);
-    g->word.store(core::pack_fenced(-1, g->settings.worker));
-    const int64_t start = core::start_tenure(core::kTwitter, words, g->settings.worker, m.ms);
+    const core::Geometry& geo = g->settings.geometry;
+    g->word.store(core::pack_fenced(geo, -1, g->settings.worker));
+    const int64_t start = core::start_tenure(geo, words, g->settings.worker, m.ms);
     g->floor_ms = start;
     g->floor_grace_ms = grace > 0 ? grace + (start - m.ms) : 0;
     g->durable_ms = start;
@@ -188,8 +249,8 @@ void sf_config_init(sf_config* cfg) {
     if (cfg == nullptr) return;
     memset(cfg, 0, sizeof *cfg);
     cfg->worker_id = -1;
-    cfg->worker_id_min = 512;
-    cfg->worker_id_max = 1023;
+    cfg->worker_id_min = -1;  // the layout's upper half
+    cfg->worker_id_max = -1;
     cfg->lease_ttl_ms = core::kDefaultLeaseTtlS * 1000;
     cfg->clock_tolerance_ms = 5;
     cfg->clock_backwards = SF_CLOCK_REFUSE;
@@ -260,10 +321,7 @@ sf_code sf_wait_ready(sf_generator* gen, int32_t timeout_ms) {
             return sdk::fail(SF_ERR_NO_MEMORY, "could not start the lease of a fork child", nullptr,
                              "Free memory, then call again.");
         if (gen->lease_error_reason == core::LeaseError::FleetSettings && gen->deadline_ns.load() <= 0)
-            return sdk::fail_detail(SF_ERR_FLEET, "the fleet under the prefix has another epoch",
-                                    "Give this generator the epoch of the database nodes and processes that "
-                                    "lease under the prefix (their snowflake.epoch), or use another lease_prefix.",
-                                    "%s", gen->lease_error.c_str());
+            return sdk::refuse_fleet(gen);
         const int64_t now = sdk::id_ms(gen->settings);
         const bool held = gen->deadline_ns.load() > 0;
         const bool covered = gen->reserved.load() >= now;
@@ -303,7 +361,8 @@ sf_code sf_status(sf_generator* gen, sf_stats* out) {
     const bool is_static = s.mode == sdk::Mode::Static;
     const uint64_t word = gen->word.load();
     const int64_t deadline = gen->deadline_ns.load();
-    const bool held = deadline > 0 && !core::is_fenced(word);
+    const core::Geometry& geo = s.geometry;
+    const bool held = deadline > 0 && !core::is_fenced(geo, word);
     if (gen->stopping)
         out->state = SF_STATE_CLOSED;
     else if (is_static)
@@ -315,8 +374,8 @@ sf_code sf_status(sf_generator* gen, sf_stats* out) {
     else
         out->state = SF_STATE_ACQUIRING;
     const bool on_backup = held && !is_static && gen->backup_worker >= 0;
-    out->worker_id = on_backup ? gen->lease_worker : held ? core::packed_worker(word) : -1;
-    out->backup_worker_id = on_backup ? core::packed_worker(word) : -1;
+    out->worker_id = on_backup ? gen->lease_worker : held ? core::packed_worker(geo, word) : -1;
+    out->backup_worker_id = on_backup ? core::packed_worker(geo, word) : -1;
     out->coordinator = is_static ? "static" : !s.etcd_endpoints.empty() ? "etcd" : "zookeeper";
     out->ids_issued = gen->ids_issued.load();
     out->lease_ms_left = !is_static && held ? std::max<int64_t>(0, (deadline - sdk::boottime_ns()) / 1000000) : -1;
@@ -330,6 +389,7 @@ sf_code sf_status(sf_generator* gen, sf_stats* out) {
     out->pid = static_cast<int32_t>(gen->forked ? getpid() : gen->owner_pid);
     snprintf(out->last_error, sizeof out->last_error, "%s",
              is_static ? gen->mark_error.c_str() : gen->lease_error.c_str());
+    snprintf(out->layout, sizeof out->layout, "%s", s.layout_name.c_str());
     return sdk::ok();
 }
 
@@ -375,7 +435,7 @@ sf_code sf_close(sf_generator* gen) {
         gen->stopping = true;
         gen->deadline_ns.store(0);
         sdk::Words words(*gen);
-        last_ms = core::fence(core::kTwitter, words);
+        last_ms = core::fence(gen->settings.geometry, words);
         gen->cv.notify_all();
     }
     if (gen->thread != nullptr) {

@@ -222,8 +222,9 @@ Native* unwrap_this(napi_env env, napi_callback_info info, size_t* argc, napi_va
 struct OpenWork {
     napi_async_work work = nullptr;
     napi_deferred deferred = nullptr;
-    std::string etcd, zk, prefix, epoch, mark;
-    bool has_etcd = false, has_zk = false, has_prefix = false, has_epoch = false, has_mark = false;
+    std::string etcd, zk, prefix, epoch, mark, layout;
+    bool has_etcd = false, has_zk = false, has_prefix = false, has_epoch = false, has_mark = false,
+         has_layout = false;
     int32_t worker_id = -1, worker_id_min = -1, worker_id_max = -1, lease_ttl_ms = -1, tolerance_ms = -1;
     int32_t clock_backwards = -1, timeout_ms = 30000;
     sf_generator* gen = nullptr;
@@ -240,6 +241,7 @@ void open_execute(napi_env, void* data) {
     if (w->has_prefix) cfg.lease_prefix = w->prefix.c_str();
     if (w->has_epoch) cfg.epoch = w->epoch.c_str();
     if (w->has_mark) cfg.mark_file = w->mark.c_str();
+    if (w->has_layout) cfg.layout = w->layout.c_str();
     if (w->worker_id >= -1) cfg.worker_id = w->worker_id;
     if (w->worker_id_min >= 0) cfg.worker_id_min = w->worker_id_min;
     if (w->worker_id_max >= 0) cfg.worker_id_max = w->worker_id_max;
@@ -321,6 +323,7 @@ napi_value open_generator(napi_env env, napi_callback_info info) {
               get_string(env, o, "leasePrefix", &w->prefix, &w->has_prefix) &&
               get_string(env, o, "epoch", &w->epoch, &w->has_epoch) &&
               get_string(env, o, "markFile", &w->mark, &w->has_mark) &&
+              get_string(env, o, "layout", &w->layout, &w->has_layout) &&
               get_int(env, o, "workerId", &w->worker_id) && get_int(env, o, "workerIdMin", &w->worker_id_min) &&
               get_int(env, o, "workerIdMax", &w->worker_id_max) &&
               get_int(env, o, "leaseTtlMs", &w->lease_ttl_ms) &&
@@ -488,6 +491,8 @@ napi_value gen_stats(napi_env env, napi_callback_info info) {
     set(env, o, "pid", num(env, s.pid));
     s.last_error[sizeof s.last_error - 1] = '\0';
     set(env, o, "lastError", s.last_error[0] ? str(env, s.last_error) : null_value(env));
+    s.layout[sizeof s.layout - 1] = '\0';
+    set(env, o, "layout", str(env, s.layout));
     return o;
 }
 
@@ -533,11 +538,25 @@ napi_value native_ctor(napi_env env, napi_callback_info info) {
 
 // ---- decode ----
 
-// decode(id: bigint, epochUnixMs: number) -> { timestamp, msSinceEpoch, workerId, sequence }
+// decode(id: bigint, epochUnixMs: number, layout?: string) -> { timestamp, msSinceEpoch, workerId, sequence }
+// (layout undefined: twitter, sf_decode_layout's NULL)
 napi_value decode(napi_env env, napi_callback_info info) {
-    size_t argc = 2;
-    napi_value argv[2];
+    size_t argc = 3;
+    napi_value argv[3];
     napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+    std::string layout;
+    bool has_layout = false;
+    napi_valuetype lt = napi_undefined;
+    if (argc >= 3) napi_typeof(env, argv[2], &lt);
+    if (lt == napi_string) {
+        size_t len = 0;
+        napi_get_value_string_utf8(env, argv[2], nullptr, 0, &len);
+        layout.resize(len);
+        napi_get_value_string_utf8(env, argv[2], &layout[0], len + 1, &len);
+        has_layout = true;
+    } else if (lt != napi_undefined && lt != napi_null) {
+        return throw_invalid(env, "a layout is a string");
+    }
     int64_t id = 0, epoch = 0;
     bool lossless = true;
     double epoch_d = 0;
@@ -546,7 +565,7 @@ napi_value decode(napi_env env, napi_callback_info info) {
     if (napi_get_value_double(env, argv[1], &epoch_d) != napi_ok) return throw_invalid(env, "invalid epoch");
     epoch = static_cast<int64_t>(epoch_d);
     sf_decoded d;
-    sf_code rc = sf_decode(id, epoch, &d);
+    sf_code rc = sf_decode_layout(id, epoch, has_layout ? layout.c_str() : nullptr, &d);
     if (rc != SF_OK) return throw_error(env, last_error(rc));
     napi_value o, date;
     napi_create_object(env, &o);

@@ -1,7 +1,8 @@
 """snowflake_ids: snowflake ids for Python.
 
 The embedded generator: the same 64-bit ids (41-bit millisecond timestamp,
-10-bit worker id, 12-bit sequence), the same registry (etcd or ZooKeeper) and
+10-bit worker id, 12-bit sequence, or the nodes' snowflake.layout: layout=
+"js-safe" keeps every id below 2**53), the same registry (etcd or ZooKeeper) and
 the same guarantees as a PostgreSQL node running the snowflake extension, from
 libsnowflake_ids (sdk/c/include/snowflake_ids.h) through the C extension
 snowflake_ids._native.

@@ -70,6 +70,12 @@ def _range(value):
                       "22023")
 
 
+def _layout(value):
+    if value is None or isinstance(value, str):
+        return value
+    raise ConfigError("layout must be a str: 'twitter', 'js-safe' or 'time T, worker W, sequence S'", "22023")
+
+
 _open = _weakref.WeakSet()
 
 _CLOCK_BACKWARDS = {None: None, "refuse": 0, "failover": 1}
@@ -81,12 +87,19 @@ class Generator(_native.Generator):
     raises NotReadyError after `timeout` seconds (30).
 
     lease_ttl and timeout are seconds; worker_ids is the range a leased id is
-    chosen from (default 512-1023); clock_backwards is "refuse" or "failover".
+    chosen from (default: the upper half of the layout's worker ids, 512-1023
+    for twitter, 32-63 for js-safe); clock_backwards is "refuse" or
+    "failover". layout is the bit layout of the ids, as the nodes'
+    snowflake.layout: "twitter" (the default), "js-safe" (every id below
+    2**53, so that it survives a JavaScript Number or a float exactly) or
+    "time T, worker W, sequence S"; a bad one, a worker id beyond it or a mark
+    file of another layout raise ConfigError (22023), a fleet of another
+    layout FleetMismatchError (55000).
     """
 
     def __init__(self, *, etcd_endpoints=None, zookeeper_hosts=None, worker_id=None, worker_ids=None,
-                 lease_prefix=None, lease_ttl=None, epoch=None, clock_tolerance_ms=None, clock_backwards=None,
-                 mark_file=None, timeout=30):
+                 lease_prefix=None, lease_ttl=None, epoch=None, layout=None, clock_tolerance_ms=None,
+                 clock_backwards=None, mark_file=None, timeout=30):
         if clock_backwards not in _CLOCK_BACKWARDS:
             raise ConfigError("clock_backwards must be 'refuse' or 'failover'", "22023")
         lo, hi = _range(worker_ids)
@@ -97,6 +110,7 @@ class Generator(_native.Generator):
             zookeeper_hosts=_join("zookeeper_hosts", zookeeper_hosts),
             worker_id=worker_id, worker_id_min=lo, worker_id_max=hi,
             lease_ttl_ms=_ms("lease_ttl", lease_ttl), lease_prefix=lease_prefix, epoch=_epoch_text(epoch),
+            layout=_layout(layout),
             clock_tolerance_ms=clock_tolerance_ms, clock_backwards=_CLOCK_BACKWARDS[clock_backwards],
             mark_file=mark_file, timeout_ms=_ms("timeout", timeout))
         _open.add(self)
@@ -166,12 +180,14 @@ def _epoch_ms(epoch):
     return _native._parse_epoch(_epoch_text(epoch))
 
 
-def decode(id, epoch=None):
+def decode(id, epoch=None, layout=None):
     """The fields of an id under an epoch (the default epoch when None; text
-    as the generator's epoch, an aware datetime, or Unix milliseconds)."""
+    as the generator's epoch, an aware datetime, or Unix milliseconds) and a
+    layout (as the generator's; twitter when None). ConfigError (22023) for an
+    id the layout cannot hold (2**53 and up under js-safe)."""
     if isinstance(id, bool) or not isinstance(id, int):
         raise ConfigError("an id is an int", "22023")
     if id < 0 or id >= 1 << 63:
         raise ConfigError("an id is from 0 to 2**63-1", "22023")
-    unix_ms, ms_since_epoch, worker_id, sequence = _native._decode(id, _epoch_ms(epoch))
+    unix_ms, ms_since_epoch, worker_id, sequence = _native._decode(id, _epoch_ms(epoch), _layout(layout))
     return Decoded(_UNIX + _dt.timedelta(milliseconds=unix_ms), ms_since_epoch, worker_id, sequence)

@@ -35,7 +35,8 @@ class ClockBehindError(Error):
 
 
 class ClockRangeError(Error):
-    """SF002: the clock is outside the epoch's 41-bit range."""
+    """SF002: the clock is outside the range of the layout's time field from
+    the epoch."""
     default_sqlstate = "SF002"
 
 
@@ -65,7 +66,8 @@ class ClosedError(Error):
 
 
 class FleetMismatchError(Error):
-    """55000: the fleet under the lease prefix has another epoch."""
+    """55000: the fleet under the lease prefix has another epoch or layout
+    (detail names both)."""
     default_sqlstate = "55000"
 
 

@@ -116,18 +116,28 @@ bool opt_int(PyObject* v, const char* name, int32_t* out) {
 
 // Generator(etcd_endpoints=, zookeeper_hosts=, worker_id=, worker_id_min=,
 // worker_id_max=, lease_ttl_ms=, lease_prefix=, epoch=, clock_tolerance_ms=,
-// clock_backwards=, mark_file=, timeout_ms=): the normalized form that
-// __init__.py's Generator passes (lists joined, seconds in ms, ranges split).
+// clock_backwards=, mark_file=, timeout_ms=, layout=): the normalized form that
+// _generator.py's Generator passes (lists joined, seconds in ms, ranges split).
 int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
-    static const char* kw[] = {
-        "etcd_endpoints", "zookeeper_hosts", "worker_id", "worker_id_min",      "worker_id_max",
-        "lease_ttl_ms",   "lease_prefix",    "epoch",     "clock_tolerance_ms", "clock_backwards",
-        "mark_file",      "timeout_ms",      nullptr};
+    static const char* kw[] = {"etcd_endpoints",
+                               "zookeeper_hosts",
+                               "worker_id",
+                               "worker_id_min",
+                               "worker_id_max",
+                               "lease_ttl_ms",
+                               "lease_prefix",
+                               "epoch",
+                               "clock_tolerance_ms",
+                               "clock_backwards",
+                               "mark_file",
+                               "timeout_ms",
+                               "layout",
+                               nullptr};
     PyObject *etcd = nullptr, *zk = nullptr, *wid = nullptr, *wmin = nullptr, *wmax = nullptr, *ttl = nullptr,
              *prefix = nullptr, *epoch = nullptr, *tol = nullptr, *back = nullptr, *mark = nullptr,
-             *timeout = nullptr;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOOOOOOO", const_cast<char**>(kw), &etcd, &zk, &wid,
-                                     &wmin, &wmax, &ttl, &prefix, &epoch, &tol, &back, &mark, &timeout))
+             *timeout = nullptr, *layout = nullptr;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOOOOOOOOO", const_cast<char**>(kw), &etcd, &zk, &wid,
+                                     &wmin, &wmax, &ttl, &prefix, &epoch, &tol, &back, &mark, &timeout, &layout))
         return -1;
     if (self->gen != nullptr) {
         raise_config("the generator is open already");
@@ -141,6 +151,7 @@ int gen_init(GeneratorObject* self, PyObject* args, PyObject* kwargs) {
     if (ok) cfg.lease_prefix = opt_str(prefix, "lease_prefix", &ok);
     if (ok) cfg.epoch = opt_str(epoch, "epoch", &ok);
     if (ok) cfg.mark_file = opt_str(mark, "mark_file", &ok);
+    if (ok) cfg.layout = opt_str(layout, "layout", &ok);
     int32_t back_v = static_cast<int32_t>(cfg.clock_backwards), timeout_ms = 30000;
     ok = ok && opt_int(wid, "worker_id", &cfg.worker_id) && opt_int(wmin, "worker_id_min", &cfg.worker_id_min) &&
          opt_int(wmax, "worker_id_max", &cfg.worker_id_max) && opt_int(ttl, "lease_ttl_ms", &cfg.lease_ttl_ms) &&
@@ -302,8 +313,9 @@ PyObject* gen_stats(GeneratorObject* self, PyObject*) {
     if (rc != SF_OK) return raise_last(rc);
     s.last_error[sizeof s.last_error - 1] = '\0';
     PyObject* last = s.last_error[0] ? PyUnicode_FromString(s.last_error) : (Py_INCREF(Py_None), Py_None);
-    return Py_BuildValue("{s:s,s:N,s:N,s:s,s:L,s:N,s:N,s:L,s:L,s:L,s:L,s:L,s:i,s:N}", "state", state_name(s.state),
-                         "worker_id", int_or_none(s.worker_id), "backup_worker_id",
+    s.layout[sizeof s.layout - 1] = '\0';
+    return Py_BuildValue("{s:s,s:N,s:N,s:s,s:L,s:N,s:N,s:L,s:L,s:L,s:L,s:L,s:i,s:N,s:s}", "state",
+                         state_name(s.state), "worker_id", int_or_none(s.worker_id), "backup_worker_id",
                          int_or_none(s.backup_worker_id), "coordinator", s.coordinator ? s.coordinator : "",
                          "ids_issued", static_cast<long long>(s.ids_issued), "lease_ms_left",
                          int_or_none(s.lease_ms_left), "reserved_until_unix_ms",
@@ -313,7 +325,7 @@ PyObject* gen_stats(GeneratorObject* self, PyObject*) {
                          static_cast<long long>(s.overflow_waits), "lease_acquisitions",
                          static_cast<long long>(s.lease_acquisitions), "lease_failures",
                          static_cast<long long>(s.lease_failures), "pid", static_cast<int>(s.pid), "last_error",
-                         last);
+                         last, "layout", s.layout);
 }
 
 PyObject* gen_closed(GeneratorObject* self, void*) { return PyBool_FromLong(self->gen == nullptr); }
@@ -335,12 +347,14 @@ PyGetSetDef gen_getset[] = {{"closed", reinterpret_cast<getter>(gen_closed), nul
 
 PyTypeObject GeneratorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
-// _decode(id, epoch_unix_ms) -> (unix_ms, ms_since_epoch, worker_id, sequence)
+// _decode(id, epoch_unix_ms, layout=None) -> (unix_ms, ms_since_epoch, worker_id, sequence)
+// (layout None: twitter, sf_decode_layout's NULL)
 PyObject* mod_decode(PyObject*, PyObject* args) {
     long long id, epoch;
-    if (!PyArg_ParseTuple(args, "LL", &id, &epoch)) return nullptr;
+    const char* layout = nullptr;
+    if (!PyArg_ParseTuple(args, "LL|z", &id, &epoch, &layout)) return nullptr;
     sf_decoded d;
-    sf_code rc = sf_decode(id, epoch, &d);
+    sf_code rc = sf_decode_layout(id, epoch, layout, &d);
     if (rc != SF_OK) return raise_last(rc);
     return Py_BuildValue("(LLii)", static_cast<long long>(d.unix_ms), static_cast<long long>(d.ms_since_epoch),
                          d.worker_id, d.sequence);
