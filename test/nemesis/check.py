@@ -13,6 +13,9 @@ Usage: check.py [options] CLIENT_FILE...
                   identity, src/core/coord_schema.hpp) hold each of those fields with its value
                   (a node: data_directory=...; an SDK process: port=0 runtime=... pid=...)
   --epoch-ms MS   snowflake.epoch of the nodes, Unix milliseconds
+  --layout T/W/S  the widths of the ids' time, worker id and sequence fields, from the top bit
+                  down, 1 ms units (snowflake.layout; layout.py reads a profile's name too):
+                  41/10/12 (twitter) unless given; js-safe is 41/6/6
 Times in the client files are CLOCK_BOOTTIME seconds (client.py; the SDK
 members' from /proc/uptime, sdk_member.js and .py); the fault
 and clock logs are in Unix seconds, turned into boot time with the
@@ -41,6 +44,10 @@ Assertions (docs/nemesis.md, "The checks"):
      fault of the id.)
   5. No id ahead of its node's clock: that lower bound of the swap is not
      after the answer (a node issues ids only at or below its clock).
+  6. Every id within the layout: 0 <= id < 2^(T + W + S) (js-safe: below
+     2^53). The fields are read as the layout's (worker id, millisecond:
+     layout.py), so an id with bits above them would pass checks 2 to 5 as
+     the id below it with those bits cleared; only this check sees them.
 A "node" here is whatever the client lines name: a PostgreSQL node
 ("node<i>", one holder across its restarts: its data directory), or one
 process of an SDK member ("sdk<j>.<life>": a holder of its own, its worker
@@ -65,20 +72,24 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layout  # noqa: E402
 import tenures as coord  # noqa: E402
 
-WORKER_SHIFT, WORKER_MASK, TIME_SHIFT = 12, 1023, 22
 MAX_SHOWN = 10
 MARGIN_S = 1.0  # the fencing margin: the larger of 1 s and a tenth of the lease TTL
 CLOCK_SLACK_S = 0.005  # the clock offset file and the realtime/boottime difference, read apart
 
+# The run's layout (--layout; twitter unless given): every decoding of an
+# id goes through it.
+ids = layout.Decoder(layout.TWITTER)
+
 
 def worker_of(i):
-    return (i >> WORKER_SHIFT) & WORKER_MASK
+    return ids.worker(i)
 
 
 def ms_of(i):
-    return i >> TIME_SHIFT
+    return ids.ms(i)
 
 
 def parse_result(r):
@@ -95,8 +106,8 @@ def parse_result(r):
             # A run is one millisecond's sequence numbers of one worker id;
             # split one that is not (a buggy batch) where the worker id or
             # the millisecond changes.
-            while lo >> WORKER_SHIFT != hi >> WORKER_SHIFT:
-                end = ((lo >> WORKER_SHIFT) << WORKER_SHIFT) | 4095
+            while lo >> ids.worker_shift != hi >> ids.worker_shift:
+                end = lo | ids.sequence_mask
                 runs.append((lo, end))
                 lo = end + 1
             runs.append((lo, hi))
@@ -150,8 +161,14 @@ def main():
     ap.add_argument("--coordinator", default="etcd")
     ap.add_argument("--nodes")
     ap.add_argument("--epoch-ms", type=int)
+    ap.add_argument("--layout", default=layout.text_of(layout.TWITTER))
     ap.add_argument("clients", nargs="*")
     args = ap.parse_args()
+    global ids
+    try:
+        ids = layout.Decoder(layout.parse(args.layout))
+    except ValueError as e:
+        ap.error("--layout: %s" % e)
 
     # --- the coordinator's record, and the clocks --------------------------
     record = None
@@ -236,6 +253,9 @@ def main():
     print("# nemesis report: %d attempts, %d calls answered with %d ids (%s), %d nodes, %d faults"
           % (len(attempts), len(calls), n_ids,
              ", ".join("%s %d" % kv for kv in sorted(kinds.items())) or "none", len(nodes), len(faults)))
+    print("# layout %s: time %d, worker %d, sequence %d bits (worker ids 0 to %d, %d ids a millisecond each,"
+          " every id below 2^%d)" % (layout.text_of(ids.layout), ids.layout.time_bits, ids.layout.worker_bits,
+                                     ids.layout.sequence_bits, ids.worker_mask, ids.per_ms, layout.bits(ids.layout)))
 
     # --- 1. duplicates ------------------------------------------------------
     all_runs = sorted((lo, hi, k) for k, c in enumerate(calls) for lo, hi in c[5])
@@ -264,6 +284,28 @@ def main():
             print("#     faults around: %s" % faults_near(t - 15, t))
     else:
         print("ok - no duplicate id among %d acknowledged ids" % n_ids)
+
+    # --- 6. every id within the layout ----------------------------------------
+    # (A run is consecutive values: those below 0 and those at or above
+    # 2^bits are counted.)
+    beyond = []  # (ids, first such id, call)
+    for c in calls:
+        n = sum(max(0, min(hi, -1) - lo + 1) + max(0, hi - max(lo, ids.limit) + 1) for lo, hi in c[5])
+        if n:
+            beyond.append((n, next(x for lo, hi in c[5] for x in (lo, hi) if not ids.fits(x)), c))
+    if beyond:
+        n = sum(b[0] for b in beyond)
+        violations += n
+        print("not ok - ids within the layout (%s: 0 <= id < 2^%d): %d id(s) outside it"
+              % (layout.text_of(ids.layout), layout.bits(ids.layout), n))
+        for cnt, y, c in beyond[:MAX_SHOWN]:
+            print("#   %d id(s) of %s, e.g. id %d (2^%d = %d; read as worker %d, ms %d, sequence %d)"
+                  % (cnt, call_text(c), y, layout.bits(ids.layout), ids.limit, worker_of(y), ms_of(y),
+                     ids.sequence(y)))
+            print("#     faults around: %s" % faults_near(c[0] - 5, c[1]))
+    else:
+        print("ok - ids within the layout (%s): each of %d ids is below 2^%d"
+              % (layout.text_of(ids.layout), n_ids, layout.bits(ids.layout)))
 
     # --- 2. order by tenure, and within a batch --------------------------------
     by_worker = collections.defaultdict(list)  # w -> [(sent, answered, node, min, max)]

@@ -17,6 +17,22 @@ client lines name "sdk0.1" (an SDK member's first process), its worker key
 says port 0, a runtime and a pid (as an application process's does), and
 the nodes file names it by those fields, as run.sh does.
 
+Every case runs twice: in the twitter layout (41/10/12), and in js-safe
+(41/6/6: every id below 2^53, its cases named "js-safe <case>"), with the
+ids composed in that layout, batches of one millisecond of it (4,096 ids,
+64), and check.py told the layout (--layout), as run.sh tells it the
+nodes' (NEMESIS_LAYOUT). So each planted violation must be reported in
+either layout, and the clean runs must pass in either: a checker that read
+js-safe ids with twitter's widths would find the clean run's ids under
+worker ids nobody held (wrong_layout: the clean run read in the other
+layout must fail). Two more cases are about the layout: other_worker (node0
+answers, in its tenure of worker id 5, an id under the worker id whose top
+bit is also set, 37 or 517, which node1 holds) and above_layout (an id with
+a bit above the layout's set: 2^53 plus a js-safe id; in twitter, a
+negative id, the sign bit set), which only the check "ids within the
+layout" sees (in twitter, also the order within node1's tenure, the
+negative id being below its earlier ids).
+
 Prints "ok - ..." or "not ok - ..." per case; exits 1 if any case fails.
 """
 import os
@@ -26,6 +42,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import layout  # noqa: E402
+
+LAYOUTS = [("", layout.TWITTER), ("js-safe ", layout.PROFILES["js-safe"])]
+L = layout.Decoder(layout.TWITTER)  # the layout of the case that runs (main)
 EPOCH_MS = 1735689600000  # 2025-01-01
 SKEW = 1800000000.0 - 1000.0  # CLOCK_REALTIME - CLOCK_BOOTTIME
 W = 5
@@ -34,7 +55,7 @@ W = 5
 def snowflake(boot_s, seq, worker=W, clock_offset=0.0):
     """The id a node whose clock is off by clock_offset issues at boot time boot_s."""
     ms = int((boot_s + SKEW + clock_offset) * 1000) - EPOCH_MS
-    return (ms << 22) | (worker << 12) | seq
+    return L.compose(ms, worker, seq)
 
 
 def single(node, label, pid, sent, answered, i):
@@ -53,14 +74,14 @@ def base_run():
         clients["node0.1"].append(single("node0", "1", 100, t, t + 0.001, snowflake(t, 0)))
         if int(round(t * 100)) % 20 == 0:
             clients["node0.batch"].append(batch("node0", "batch1", 101, t + 0.002, t + 0.004,
-                                                snowflake(t + 0.002, 0), 4096))
+                                                snowflake(t + 0.002, 0), L.per_ms))
         t += 0.01
     t = 1011.0
     while t < 1019.0:
         clients["node1.1"].append(single("node1", "1", 200, t, t + 0.001, snowflake(t, 0)))
         if int(round(t * 100)) % 20 == 0:
             clients["node1.batch"].append(batch("node1", "batch1", 201, t + 0.002, t + 0.004,
-                                                snowflake(t + 0.002, 0), 4096))
+                                                snowflake(t + 0.002, 0), L.per_ms))
         t += 0.01
     polls = []
     t = 999.0
@@ -99,7 +120,7 @@ def as_sdk(c, e, node, name="sdk0.1", runtime="node", pid=300, key_pid=None):
     return [x for x in NODES if not x.startswith(node + " ")] + ["%s port=0 runtime=%s pid=%d" % (name, runtime, pid)]
 
 
-def run_checker(d, clients, polls, events, clocks=(), nodes=NODES):
+def run_checker(d, clients, polls, events, clocks=(), nodes=NODES, layout_arg=None):
     files = []
     for name, lines in clients.items():
         path = os.path.join(d, name)
@@ -114,7 +135,7 @@ def run_checker(d, clients, polls, events, clocks=(), nodes=NODES):
                           "--faults", os.path.join(d, "faults"), "--clocks", os.path.join(d, "clocks"),
                           "--polls", os.path.join(d, "polls"), "--events", os.path.join(d, "events"),
                           "--coordinator", "etcd", "--nodes", os.path.join(d, "nodes"),
-                          "--epoch-ms", str(EPOCH_MS)] + files,
+                          "--epoch-ms", str(EPOCH_MS), "--layout", layout_arg or layout.text_of(L.layout)] + files,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     return out.returncode, out.stdout
 
@@ -134,7 +155,7 @@ def case_duplicate(c, p, e):
     # than the fencing margin apart say that its node held the id between
     # them, which would make node0's ids below it a violation too.
     top = max(int(x.split()[5]) for x in c["node0.1"])
-    top = max([top] + [int(x.split()[5][1:].split("+")[0]) + 4095 for x in c["node0.batch"]])
+    top = max([top] + [int(x.split()[5][1:].split("+")[0]) + L.per_ms - 1 for x in c["node0.batch"]])
     c["node1.3"] = [batch("node1", "batch3", 203, 1010.9, 1010.91, top, 1)]
     return c, p, e, (), ["not ok - duplicate ids: 1"]
 
@@ -245,39 +266,86 @@ def case_sdk_stopped_past_deadline(c, p, e):
     return c, p, e, (), want, nodes
 
 
+def case_other_worker(c, p, e):
+    # node1 holds a second worker id from the start: 5 with the layout's top
+    # worker bit set too (37 in js-safe, 517 in twitter). node0 answers, in
+    # its tenure of 5, an id under that one: issued while node0 did not hold
+    # its worker id (a checker that dropped the top worker bit would read it
+    # as 5, node0's own).
+    other = W | 1 << (L.layout.worker_bits - 1)
+    ident = "snowflake-node host=h port=5432 system_identifier=1 started_unix_ms=1 data_directory=/d1"
+    e.insert(0, "5 put %d 333 %s" % (other, ident))
+    c["node0.1"].append(single("node0", "1", 100, 1005.003, 1005.004, snowflake(1005.003, 3, worker=other)))
+    return c, p, e, (), ["not ok - one holder at a time (coordinator): 1 id(s)"]
+
+
+def case_above_layout(c, p, e):
+    # node1's last call answers an id with a bit above the layout's set: in
+    # js-safe 2^53 plus an id of node1's (2^53 <= id < 2^54), in twitter the
+    # sign bit (a negative bigint). Its fields, read as the layout's, are
+    # the id's below it: unique, in node1's tenure, not ahead of its clock;
+    # in js-safe above node1's earlier ids, in twitter below them (check 2).
+    i = snowflake(1019.5, 0) + (1 << layout.bits(L.layout))
+    if i >= 1 << 63:
+        i -= 1 << 64
+    c["node1.4"] = [single("node1", "4", 204, 1019.5, 1019.501, i)]
+    want = ["not ok - ids within the layout (%s: 0 <= id < 2^%d): 1 id(s) outside it"
+            % (layout.text_of(L.layout), layout.bits(L.layout))]
+    if i < 0:
+        want.append("not ok - order within one node's tenure (a node's id above its own later id): 1 calls")
+    return c, p, e, (), want
+
+
+def case_wrong_layout(c, p, e):
+    # The clean run read in the other layout (js-safe's ids with twitter's
+    # widths, twitter's with js-safe's), as if run.sh gave check.py widths
+    # other than the nodes': the worker ids read are ones nobody held then;
+    # twitter's ids are also above 2^53, and their milliseconds read far
+    # ahead of the clock.
+    other = layout.PROFILES["js-safe"] if L.layout == layout.TWITTER else layout.TWITTER
+    want = ["not ok - one holder at a time (coordinator): "]
+    if layout.bits(other) < layout.bits(L.layout):
+        want += ["not ok - ids within the layout (%s: " % layout.text_of(other),
+                 "not ok - no id ahead of its node's clock: "]
+    return c, p, e, (), want, NODES, layout.text_of(other)
+
+
 CASES = [case_clean, case_duplicate, case_stale_after_tenure, case_delayed_answer, case_clock_ahead_logged,
          case_clock_ahead_unlogged, case_inside_other_run, case_tenure_order, case_no_record, case_batch_order,
          case_sdk_holder, case_sdk_other_process, case_sdk_duplicate, case_sdk_inside_node_tenure,
-         case_sdk_stopped_past_deadline]
+         case_sdk_stopped_past_deadline, case_other_worker, case_above_layout, case_wrong_layout]
 
 
 def main():
+    global L
     # Terminated (run.sh's cleanup): the temporary directories go too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     failed = 0
-    for case in CASES:
-        with tempfile.TemporaryDirectory(prefix="nemesis-check-test.") as d:
-            res = case(*base_run())
-            clients, polls, events, clocks, want = res[:5]
-            rc, out = run_checker(d, clients, polls, events, clocks, *res[5:])
-            bad = [line for line in out.split("\n") if line.startswith("not ok") and
-                   not line.startswith("not ok - nemesis:")]
-            problems = []
-            if (rc != 0) != bool(want):
-                problems.append("exit status %d" % rc)
-            for w in want:
-                if not any(line.startswith(w) for line in bad):
-                    problems.append("no line starting %r" % w)
-            for line in bad:
-                if not any(line.startswith(w) for w in want):
-                    problems.append("unexpected %r" % line)
-            name = case.__name__[len("case_"):]
-            if problems:
-                failed += 1
-                print("not ok - checker self-test %s: %s" % (name, "; ".join(problems)))
-                print("".join("#   " + line + "\n" for line in out.split("\n") if line))
-            else:
-                print("ok - checker self-test %s%s" % (name, ": reported" if want else ": no violation"))
+    for prefix, lay in LAYOUTS:
+        L = layout.Decoder(lay)
+        for case in CASES:
+            with tempfile.TemporaryDirectory(prefix="nemesis-check-test.") as d:
+                res = case(*base_run())
+                clients, polls, events, clocks, want = res[:5]
+                rc, out = run_checker(d, clients, polls, events, clocks, *res[5:])
+                bad = [line for line in out.split("\n") if line.startswith("not ok") and
+                       not line.startswith("not ok - nemesis:")]
+                problems = []
+                if (rc != 0) != bool(want):
+                    problems.append("exit status %d" % rc)
+                for w in want:
+                    if not any(line.startswith(w) for line in bad):
+                        problems.append("no line starting %r" % w)
+                for line in bad:
+                    if not any(line.startswith(w) for w in want):
+                        problems.append("unexpected %r" % line)
+                name = prefix + case.__name__[len("case_"):]
+                if problems:
+                    failed += 1
+                    print("not ok - checker self-test %s: %s" % (name, "; ".join(problems)))
+                    print("".join("#   " + line + "\n" for line in out.split("\n") if line))
+                else:
+                    print("ok - checker self-test %s%s" % (name, ": reported" if want else ": no violation"))
     return 1 if failed else 0
 
 

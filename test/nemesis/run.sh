@@ -2,8 +2,9 @@
 # The nemesis suite (docs/nemesis.md): a 3-member etcd cluster and several
 # PostgreSQL nodes leasing worker ids from it, each member and each node in a
 # network namespace of its own, clients taking ids on every node (one at a
-# time, and in batches of 4,096 from SQL and from the HTTP endpoint, so that
-# milliseconds fill up), and faults on a random schedule drawn from a seed
+# time, and in batches of one millisecond's ids from SQL and from the HTTP
+# endpoint, 4,096 in the twitter layout, so that milliseconds fill up), and
+# faults on a random schedule drawn from a seed
 # (test/nemesis/schedule.py): partitions (nftables), the etcd leader killed,
 # backends, the lease worker and whole nodes stopped, clock steps
 # (libfaketime), kill -9 of nodes; one node runs with
@@ -25,27 +26,41 @@
 # process a holder of its own ("sdk<j>.<life>"). COORDINATOR=zookeeper runs the same
 # schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
 # (a server per namespace, where the etcd members go; the faults on etcd
-# become zk_minority and zk_leader_kill).
+# become zk_minority and zk_leader_kill). NEMESIS_LAYOUT=js-safe runs the
+# nodes in that snowflake.layout (every id below 2^53), without SDK members
+# (the SDK issues twitter ids only); the checker reads the ids in it.
 #
 #   test/nemesis/run.sh                      DURATION=120 s, a random seed
 #   DURATION=600 SEED=1234 test/nemesis/run.sh   (make nemesis DURATION=600 SEED=1234)
 #   COORDINATOR=zookeeper test/nemesis/run.sh    (make nemesis COORDINATOR=zookeeper)
+#   NEMESIS_LAYOUT=js-safe DURATION=300 test/nemesis/run.sh
 #
 # Settings (environment): COORDINATOR (etcd or zookeeper; etcd), DURATION
 # (s, 120), SEED (random when unset; printed
-# either way: the same seed gives the same schedule), NEMESIS_NODES (the nodes'
-# snowflake.worker_id, "any" for unset: "any any 0 0 1 1"; the "any" nodes
+# either way: the same seed gives the same schedule), NEMESIS_LAYOUT (every
+# node's snowflake.layout: "twitter", the default, "js-safe", or
+# "time T, worker W, sequence S" as the extension accepts it; the checker
+# decodes ids with its widths (test/nemesis/layout.py, checked against the
+# nodes' own decoders before the clients start) and asserts every id is
+# below 2^(T + W + S); with widths other than 41/10/12 the SDK members do not
+# run, and setting NEMESIS_SDK to members is refused: the SDK issues twitter
+# ids only), NEMESIS_NODES (the nodes'
+# snowflake.worker_id, "any" for unset: "any any 0 0 1 1", each fixed one
+# within the layout's worker ids, 0-63 in js-safe; the "any" nodes
 # started first, in order, each holding its lease before the next starts,
 # then the others together),
 # NEMESIS_CLIENTS (single-id clients per node, 2), NEMESIS_PAUSE_MS (pause
 # after each id, 2), NEMESIS_BATCH_CLIENTS (the batch clients each node
 # also runs: "batch" snowflake_nextval_batch() in SQL, "http" GET
-# /v1/ids/batch; "batch http"; "" for none), NEMESIS_BATCH (ids per batch,
-# 4096), NEMESIS_BATCH_PAUSE_MS (pause after each batch, 100),
+# /v1/ids/batch; "batch http"; "" for none), NEMESIS_BATCH (ids per batch:
+# one millisecond of the layout, 2^S, 4096 in twitter, 64 in js-safe; at
+# most 10000, the HTTP endpoint's limit), NEMESIS_BATCH_PAUSE_MS (pause after
+# each batch, 100),
 # NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
 # of the node with snowflake.clock_backwards = failover, 0; "none" for no
 # such node), NEMESIS_SDK (the SDK members' runtimes, "node python"; "" for
-# none: then neither make sdk nor node is needed), NEMESIS_SDK_WORKER_IDS
+# none: then neither make sdk nor node is needed; none, and no other value
+# accepted, with a layout other than twitter's), NEMESIS_SDK_WORKER_IDS
 # (their workerIds, "0-3": the "any" nodes hold 0 and 1 at the start, the
 # fixed nodes ask for 0 and 1), NEMESIS_SDK_BATCH (ids per call, 4096),
 # NEMESIS_SDK_PAUSE_MS (pause after each call, 100), KEEP_TMP (keep the work directory and the servers' directories).
@@ -66,13 +81,33 @@ SEED=${SEED:-}
 [ -n "$SEED" ] || SEED=$(( (RANDOM << 15 | RANDOM) % 1000000 ))
 TTL=${NEMESIS_TTL:-5}
 read -r -a NODE_IDS <<<"${NEMESIS_NODES:-any any 0 0 1 1}"
+# The nodes' snowflake.layout, and its widths T/W/S (layout.py: the fleet
+# key's form); LAYOUT_WHY says why it is not a layout a node issues ids in.
+LAYOUT=${NEMESIS_LAYOUT:-twitter}
+LAYOUT_WHY=
+LAYOUT_BITS=$("$PY" "$NEMESIS_DIR/layout.py" "$LAYOUT" 2>&1) || { LAYOUT_WHY=$LAYOUT_BITS; LAYOUT_BITS=41/10/12; }
+IFS=/ read -r T_BITS W_BITS S_BITS <<<"$LAYOUT_BITS"
+MAX_WORKER=$(( (1 << W_BITS) - 1 ))
+IDS_PER_MS=$(( 1 << S_BITS ))
+TWITTER_IDS=; [ "$LAYOUT_BITS" != 41/10/12 ] || TWITTER_IDS=1   # what the SDK issues
 CLIENTS=${NEMESIS_CLIENTS:-2}
 read -r -a BATCH_KINDS <<<"${NEMESIS_BATCH_CLIENTS-batch http}"
-BATCH=${NEMESIS_BATCH:-4096}
+# A batch fills a millisecond of one worker id (the HTTP endpoint gives at
+# most 10000 ids a call).
+BATCH=${NEMESIS_BATCH:-$(( IDS_PER_MS < 10000 ? IDS_PER_MS : 10000 ))}
 BATCH_PAUSE_MS=${NEMESIS_BATCH_PAUSE_MS:-100}
 FAILOVER=${NEMESIS_FAILOVER:-0}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
-read -r -a SDK_KINDS <<<"${NEMESIS_SDK-node python}"
+# The SDK issues twitter ids only (docs/sdk.md): in a fleet of another
+# layout its members would not lease (the fleet key names the layout), so
+# they run with twitter's widths only.
+SDK_NOTE=
+if [ -n "$TWITTER_IDS" ]; then
+    read -r -a SDK_KINDS <<<"${NEMESIS_SDK-node python}"
+else
+    SDK_KINDS=()
+    [ -n "${NEMESIS_SDK:-}" ] || SDK_NOTE="none: the SDK issues twitter ids only, and this fleet's layout is $LAYOUT"
+fi
 SDK_WORKER_IDS=${NEMESIS_SDK_WORKER_IDS:-0-3}
 SDK_BATCH=${NEMESIS_SDK_BATCH:-4096}
 SDK_PAUSE_MS=${NEMESIS_SDK_PAUSE_MS:-100}
@@ -92,18 +127,29 @@ is_zk() { [ "$COORDINATOR" = zookeeper ]; }
 # The command line that replays this run's schedule.
 REPLAY="DURATION=$DURATION SEED=$SEED"
 ! is_zk || REPLAY="COORDINATOR=zookeeper $REPLAY"
-for v in NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_BATCH_CLIENTS NEMESIS_BATCH NEMESIS_BATCH_PAUSE_MS \
+for v in NEMESIS_LAYOUT NEMESIS_NODES NEMESIS_CLIENTS NEMESIS_BATCH_CLIENTS NEMESIS_BATCH NEMESIS_BATCH_PAUSE_MS \
     NEMESIS_PAUSE_MS NEMESIS_TTL NEMESIS_FAILOVER NEMESIS_SDK NEMESIS_SDK_WORKER_IDS NEMESIS_SDK_BATCH \
     NEMESIS_SDK_PAUSE_MS; do
     [ -z "${!v+set}" ] || REPLAY+=" $v='${!v}'"
 done
 echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (worker_id): ${NODE_IDS[*]}$(is_zk && echo ", coordinator ZooKeeper")$([ "$FAILOVER" = none ] || echo ", clock failover on node$FAILOVER")"
+[ -n "$LAYOUT_WHY" ] || echo "# layout: snowflake.layout = '$LAYOUT' ($LAYOUT_BITS: time, worker id, sequence bits; worker ids 0 to $MAX_WORKER, $IDS_PER_MS ids a millisecond each, every id below 2^$((T_BITS + W_BITS + S_BITS)))"
 echo "# clients per node: $CLIENTS of single ids$(for k in "${BATCH_KINDS[@]}"; do printf ', one of %s (%s ids, a %s ms pause)' \
     "$([ "$k" = http ] && echo "GET /v1/ids/batch?count=$BATCH" || echo "snowflake_nextval_batch($BATCH)")" "$BATCH" "$BATCH_PAUSE_MS"; done)"
+[ -z "$SDK_NOTE" ] || echo "# SDK members: $SDK_NOTE"
 [ "$S" = 0 ] || echo "# SDK members: $(for ((j = 0; j < S; j++)); do printf 'sdk%d=%s ' "$j" "${SDK_KINDS[$j]}"; done)(workerIds $SDK_WORKER_IDS, nextIds($SDK_BATCH), a $SDK_PAUSE_MS ms pause)"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
+[ -z "$LAYOUT_WHY" ] || fail_setup "NEMESIS_LAYOUT '$LAYOUT' is not a layout a node issues ids in: $LAYOUT_WHY"
+[ -n "$TWITTER_IDS" ] || [ -z "${NEMESIS_SDK:-}" ] ||
+    fail_setup "NEMESIS_SDK='$NEMESIS_SDK' with NEMESIS_LAYOUT '$LAYOUT' ($LAYOUT_BITS): the SDK issues twitter ids only" \
+        "(41/10/12), so its members cannot lease in this fleet; leave NEMESIS_SDK unset (or '') with this layout"
+for w in "${NODE_IDS[@]}"; do
+    [ "$w" = any ] || { [[ $w =~ ^[0-9]+$ ]] && [ "$w" -le "$MAX_WORKER" ]; } ||
+        fail_setup "NEMESIS_NODES: worker id '$w' does not fit NEMESIS_LAYOUT '$LAYOUT' ($W_BITS worker bits:" \
+            "a worker id from 0 to $MAX_WORKER, or any)"
+done
 [ "$(id -u)" = 0 ] || fail_setup "needs root (network namespaces)"
 if is_zk; then COORD_TOOLS=("$ZK_JAVA"); else COORD_TOOLS=("$ETCD_BIN"); fi
 for tool in ip nft cc "${COORD_TOOLS[@]}" "$PY" "$PGBIN/pg_ctl"; do
@@ -628,7 +674,8 @@ for ((i = 0; i < N; i++)); do
     NODE_DIR[$i]=$(pg_tmpdir)
     PG_INSTANCES+=("${NODE_DIR[$i]}")
     conf=("shared_preload_libraries = 'snowflake'" "$COORD_CONF"
-          "snowflake.lease_ttl = $TTL" "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB"
+          "snowflake.lease_ttl = $TTL" "snowflake.layout = '$LAYOUT'"
+          "autovacuum = off" "synchronous_commit = off" "shared_buffers = 16MB"
           ${HTTP_CONF[@]+"${HTTP_CONF[@]}"})
     if [ "${NODE_IDS[$i]}" = any ]; then kinds+=(any); else kinds+=(fixed); conf+=("snowflake.worker_id = ${NODE_IDS[$i]}"); fi
     [ "$FAILOVER" != "$i" ] || conf+=("snowflake.clock_backwards = failover")
@@ -677,6 +724,19 @@ fi
 for ((i = 0; i < N; i++)); do echo "node$i data_directory=${NODE_DIR[$i]}/data"; done >"$WORK/nodes"
 EPOCH_MS=$(pg_val "${NODE_DIR[0]}" "SELECT (extract(epoch FROM epoch) * 1000)::bigint FROM snowflake_stats")
 [[ $EPOCH_MS =~ ^[0-9]+$ ]] || fail_setup "snowflake.epoch could not be read from node0"
+# The widths the checker decodes ids with, against each node's own
+# decoders: the layout's last id, 2^(T+W+S) - 1, is the last worker id,
+# sequence and millisecond there, and the node's lifetime is 2^T ms.
+LAST_ID=$(( T_BITS + W_BITS + S_BITS == 63 ? 9223372036854775807 : (1 << (T_BITS + W_BITS + S_BITS)) - 1 ))
+for ((i = 0; i < N; i++)); do
+    got=$(pg_val "${NODE_DIR[$i]}" "SELECT layout || ': ' || (snowflake_worker_id($LAST_ID) = $MAX_WORKER
+        AND snowflake_sequence($LAST_ID) = $((IDS_PER_MS - 1))
+        AND snowflake_timestamp($LAST_ID) = epoch + interval '1 millisecond' * $(( (1 << T_BITS) - 1 ))
+        AND lifetime_end = epoch + interval '1 millisecond' * $(( 1 << T_BITS )) AND ids_per_ms = $IDS_PER_MS)
+        FROM snowflake_stats" 2>&1)
+    [[ $got == *": true" ]] || fail_setup "node$i does not decode ids in the widths $LAYOUT_BITS the checker would read" \
+        "them in (NEMESIS_LAYOUT '$LAYOUT', test/nemesis/layout.py): snowflake_stats.layout and the probe: $got"
+done
 echo "# worker ids held at the start: $(for ((i = 0; i < N; i++)); do printf 'node%d:%s ' "$i" \
     "$(pg_val "${NODE_DIR[$i]}" "SELECT coalesce(worker_id::text, lease_state) FROM snowflake_stats")"; done)"
 KINDS=$(IFS=,; echo "${kinds[*]}")
@@ -696,8 +756,8 @@ done
 for line in open(sys.argv[1]):
     r = line.split()[5]
     if r[:1] == "b" and r[1:2].isdigit():
-        print(int(r[1:].split("+")[0]) >> 12 & 1023)
-        break' "$WORK/clients/sdk$j")"; done)"
+        print(int(r[1:].split("+")[0]) >> int(sys.argv[2]) & int(sys.argv[3]))
+        break' "$WORK/clients/sdk$j" "$S_BITS" "$MAX_WORKER")"; done)"
 echo "# setup took $(elapsed_since "$t_setup") s"
 
 TIMELINE=$WORK/timeline
@@ -782,7 +842,7 @@ echo "# the coordinator's history: ${n_events:-no} changes of worker keys, $(wc 
 # there runs the checker again.)
 check=("$PY" "$NEMESIS_DIR/check.py" --t0 "$T0" --faults "$FAULT_LOG" --clocks "$CLOCK_LOG"
        --polls "$WORK/polls" --events "$WORK/events" --coordinator "$COORDINATOR" --nodes "$WORK/nodes"
-       --epoch-ms "$EPOCH_MS" "$WORK"/clients/*)
+       --epoch-ms "$EPOCH_MS" --layout "$LAYOUT_BITS" "$WORK"/clients/*)
 printf '%q ' "${check[@]}" >"$WORK/check.sh"
 "${check[@]}"
 rc=$?
