@@ -27,8 +27,8 @@
 # schedule and checker against a 3-server ZooKeeper ensemble instead of etcd
 # (a server per namespace, where the etcd members go; the faults on etcd
 # become zk_minority and zk_leader_kill). NEMESIS_LAYOUT=js-safe runs the
-# nodes in that snowflake.layout (every id below 2^53), without SDK members
-# (the SDK issues twitter ids only); the checker reads the ids in it.
+# nodes in that snowflake.layout (every id below 2^53), and the SDK members
+# with the same layout option; the checker reads the ids in it.
 #
 #   test/nemesis/run.sh                      DURATION=120 s, a random seed
 #   DURATION=600 SEED=1234 test/nemesis/run.sh   (make nemesis DURATION=600 SEED=1234)
@@ -42,9 +42,8 @@
 # "time T, worker W, sequence S" as the extension accepts it; the checker
 # decodes ids with its widths (test/nemesis/layout.py, checked against the
 # nodes' own decoders before the clients start) and asserts every id is
-# below 2^(T + W + S); with widths other than 41/10/12 the SDK members do not
-# run, and setting NEMESIS_SDK to members is refused: the SDK issues twitter
-# ids only), NEMESIS_NODES (the nodes'
+# below 2^(T + W + S); the SDK members get the same layout: their
+# Generator's layout option), NEMESIS_NODES (the nodes'
 # snowflake.worker_id, "any" for unset: "any any 0 0 1 1", each fixed one
 # within the layout's worker ids, 0-63 in js-safe; the "any" nodes
 # started first, in order, each holding its lease before the next starts,
@@ -59,10 +58,10 @@
 # NEMESIS_TTL (snowflake.lease_ttl, 5), NEMESIS_FAILOVER (the index
 # of the node with snowflake.clock_backwards = failover, 0; "none" for no
 # such node), NEMESIS_SDK (the SDK members' runtimes, "node python"; "" for
-# none: then neither make sdk nor node is needed; none, and no other value
-# accepted, with a layout other than twitter's), NEMESIS_SDK_WORKER_IDS
+# none: then neither make sdk nor node is needed), NEMESIS_SDK_WORKER_IDS
 # (their workerIds, "0-3": the "any" nodes hold 0 and 1 at the start, the
-# fixed nodes ask for 0 and 1), NEMESIS_SDK_BATCH (ids per call, 4096),
+# fixed nodes ask for 0 and 1), NEMESIS_SDK_BATCH (ids per call, one
+# millisecond of the layout: 4096 in twitter, 64 in js-safe),
 # NEMESIS_SDK_PAUSE_MS (pause after each call, 100), KEEP_TMP (keep the work directory and the servers' directories).
 #
 # Needs root (network namespaces), iproute2, nftables, etcd (or zookeeper and
@@ -89,7 +88,6 @@ LAYOUT_BITS=$("$PY" "$NEMESIS_DIR/layout.py" "$LAYOUT" 2>&1) || { LAYOUT_WHY=$LA
 IFS=/ read -r T_BITS W_BITS S_BITS <<<"$LAYOUT_BITS"
 MAX_WORKER=$(( (1 << W_BITS) - 1 ))
 IDS_PER_MS=$(( 1 << S_BITS ))
-TWITTER_IDS=; [ "$LAYOUT_BITS" != 41/10/12 ] || TWITTER_IDS=1   # what the SDK issues
 CLIENTS=${NEMESIS_CLIENTS:-2}
 read -r -a BATCH_KINDS <<<"${NEMESIS_BATCH_CLIENTS-batch http}"
 # A batch fills a millisecond of one worker id (the HTTP endpoint gives at
@@ -98,18 +96,11 @@ BATCH=${NEMESIS_BATCH:-$(( IDS_PER_MS < 10000 ? IDS_PER_MS : 10000 ))}
 BATCH_PAUSE_MS=${NEMESIS_BATCH_PAUSE_MS:-100}
 FAILOVER=${NEMESIS_FAILOVER:-0}
 PAUSE_MS=${NEMESIS_PAUSE_MS:-2}
-# The SDK issues twitter ids only (docs/sdk.md): in a fleet of another
-# layout its members would not lease (the fleet key names the layout), so
-# they run with twitter's widths only.
-SDK_NOTE=
-if [ -n "$TWITTER_IDS" ]; then
-    read -r -a SDK_KINDS <<<"${NEMESIS_SDK-node python}"
-else
-    SDK_KINDS=()
-    [ -n "${NEMESIS_SDK:-}" ] || SDK_NOTE="none: the SDK issues twitter ids only, and this fleet's layout is $LAYOUT"
-fi
+# The SDK members take the fleet's layout (their Generator's layout option:
+# a member of another layout would lease nothing, the fleet key names it).
+read -r -a SDK_KINDS <<<"${NEMESIS_SDK-node python}"
 SDK_WORKER_IDS=${NEMESIS_SDK_WORKER_IDS:-0-3}
-SDK_BATCH=${NEMESIS_SDK_BATCH:-4096}
+SDK_BATCH=${NEMESIS_SDK_BATCH:-$IDS_PER_MS}
 SDK_PAUSE_MS=${NEMESIS_SDK_PAUSE_MS:-100}
 S=${#SDK_KINDS[@]}
 HTTP_PORT=8080   # each node's own loopback, in its namespace
@@ -136,15 +127,11 @@ echo "# nemesis: seed $SEED, duration $DURATION s, lease TTL $TTL s, nodes (work
 [ -n "$LAYOUT_WHY" ] || echo "# layout: snowflake.layout = '$LAYOUT' ($LAYOUT_BITS: time, worker id, sequence bits; worker ids 0 to $MAX_WORKER, $IDS_PER_MS ids a millisecond each, every id below 2^$((T_BITS + W_BITS + S_BITS)))"
 echo "# clients per node: $CLIENTS of single ids$(for k in "${BATCH_KINDS[@]}"; do printf ', one of %s (%s ids, a %s ms pause)' \
     "$([ "$k" = http ] && echo "GET /v1/ids/batch?count=$BATCH" || echo "snowflake_nextval_batch($BATCH)")" "$BATCH" "$BATCH_PAUSE_MS"; done)"
-[ -z "$SDK_NOTE" ] || echo "# SDK members: $SDK_NOTE"
 [ "$S" = 0 ] || echo "# SDK members: $(for ((j = 0; j < S; j++)); do printf 'sdk%d=%s ' "$j" "${SDK_KINDS[$j]}"; done)(workerIds $SDK_WORKER_IDS, nextIds($SDK_BATCH), a $SDK_PAUSE_MS ms pause)"
 echo "# replay: make nemesis $REPLAY   (or $REPLAY test/nemesis/run.sh)"
 
 fail_setup() { echo "not ok - nemesis: $*"; echo "# seed $SEED (replay: make nemesis $REPLAY)"; exit 1; }
 [ -z "$LAYOUT_WHY" ] || fail_setup "NEMESIS_LAYOUT '$LAYOUT' is not a layout a node issues ids in: $LAYOUT_WHY"
-[ -n "$TWITTER_IDS" ] || [ -z "${NEMESIS_SDK:-}" ] ||
-    fail_setup "NEMESIS_SDK='$NEMESIS_SDK' with NEMESIS_LAYOUT '$LAYOUT' ($LAYOUT_BITS): the SDK issues twitter ids only" \
-        "(41/10/12), so its members cannot lease in this fleet; leave NEMESIS_SDK unset (or '') with this layout"
 for w in "${NODE_IDS[@]}"; do
     [ "$w" = any ] || { [[ $w =~ ^[0-9]+$ ]] && [ "$w" -le "$MAX_WORKER" ]; } ||
         fail_setup "NEMESIS_NODES: worker id '$w' does not fit NEMESIS_LAYOUT '$LAYOUT' ($W_BITS worker bits:" \
@@ -420,7 +407,7 @@ sdk_start() {
     ip netns exec "${S_NS[$j]}" env "LD_PRELOAD=$FT_LIB" "FAKETIME_TIMESTAMP_FILE=${SDK_DIR[$j]}/faketime" \
         FAKETIME_NO_CACHE=1 FAKETIME_DONT_RESET=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
         "SF_NODE_SDK=$PWD/sdk/node" "PYTHONPATH=$PWD/sdk/python" "SF_PREFIX=$PREFIX" \
-        "SF_WORKER_IDS=$SDK_WORKER_IDS" "SF_TTL=$TTL" "SF_ETCD=$SDK_ETCD" "SF_ZK=$SDK_ZK" \
+        "SF_WORKER_IDS=$SDK_WORKER_IDS" "SF_TTL=$TTL" "SF_ETCD=$SDK_ETCD" "SF_ZK=$SDK_ZK" "SF_LAYOUT=$LAYOUT" \
         "${cmd[@]}" "$name" "sdk-$rt" "$WORK/clients/sdk$j" "$SDK_BATCH" "$SDK_PAUSE_MS" \
         2>>"${SDK_DIR[$j]}/stderr" &
     SDK_PID[$j]=$!

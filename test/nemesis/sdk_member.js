@@ -59,7 +59,7 @@ function codeOf(e) {
 async function main() {
     const options = {
         leasePrefix: process.env.SF_PREFIX, workerIds: process.env.SF_WORKER_IDS,
-        leaseTtl: Number(process.env.SF_TTL), timeout: 1000,
+        leaseTtl: Number(process.env.SF_TTL), timeout: 1000, layout: process.env.SF_LAYOUT,
     };
     if (process.env.SF_ETCD) options.etcdEndpoints = process.env.SF_ETCD;
     else options.zookeeperHosts = process.env.SF_ZK;

@@ -48,7 +48,7 @@ def main():
         os.write(fd, ("%.2f %.2f %s %s %d %s\n" % (sent, answered + 0.01, node, label, os.getpid(), result)).encode())
 
     kw = dict(lease_prefix=os.environ["SF_PREFIX"], worker_ids=os.environ["SF_WORKER_IDS"],
-              lease_ttl=int(os.environ["SF_TTL"]), timeout=1)
+              lease_ttl=int(os.environ["SF_TTL"]), timeout=1, layout=os.environ["SF_LAYOUT"])
     if os.environ.get("SF_ETCD"):
         kw["etcd_endpoints"] = os.environ["SF_ETCD"]
     else:
