@@ -69,7 +69,7 @@ CORE_SRCS = src/core/generator.cpp src/core/uuid.cpp src/core/mark.cpp src/core/
 PG_SRCS   = src/pg/module.cpp src/pg/ereport_guard.cpp src/pg/guc.cpp src/pg/clock.cpp src/pg/shmem.cpp \
             src/pg/stats.cpp src/pg/id_path.cpp src/pg/nextval.cpp src/pg/health.cpp \
             src/pg/lease_state.cpp src/pg/reservation_limit.cpp src/pg/bgworker.cpp \
-            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/decode.cpp src/pg/layouts.cpp src/pg/uuidv7.cpp src/pg/text_ids.cpp \
+            src/pg/mark_worker.cpp src/pg/mark_file.cpp src/pg/layout_glue.cpp src/pg/decode.cpp src/pg/layouts.cpp src/pg/uuidv7.cpp src/pg/text_ids.cpp \
             src/pg/lease_worker.cpp src/pg/http_worker.cpp src/pg/http_answers.cpp src/pg/token_file.cpp src/pg/wal.cpp
 #   the coordinator-neutral lease driver, and each coordinator's client (the extension;
 #   the driver and etcd's client also in build/etcd_client_tests, ZooKeeper's in

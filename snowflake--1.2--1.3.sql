@@ -483,27 +483,29 @@ COMMENT ON FUNCTION snowflake_layouts() IS
 -- Decoders in the node's layout (snowflake.layout, 1.3) -----------------------
 -- The decoders without a layout argument read ids in snowflake.layout, a
 -- server setting: like those that read snowflake.epoch, they are STABLE.
--- An index over one of the four that were IMMUTABLE stays as it is, but
--- cannot be made again (pg_dump, pg_upgrade): each is named in a WARNING,
--- with the IMMUTABLE form to build it on instead.
+-- What needs one of the four that were IMMUTABLE (an index, a generated
+-- column, a partition key, a constraint) stays as it is, but cannot be made
+-- again (pg_dump, pg_upgrade): each is named in a WARNING, with the
+-- IMMUTABLE form to build it on instead. Views and functions are not: they
+-- may call STABLE functions.
 DO $$
 DECLARE
     f regprocedure;
-    idx record;
+    dep record;
 BEGIN
     FOR f IN SELECT unnest(ARRAY['snowflake_timestamp(bigint, timestamptz)'::regprocedure,
                                  'snowflake_worker_id(bigint)'::regprocedure,
                                  'snowflake_sequence(bigint)'::regprocedure,
                                  'snowflake_decode(bigint, timestamptz)'::regprocedure])
     LOOP
-        FOR idx IN SELECT DISTINCT d.objid::regclass AS name
-                     FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
-                    WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_proc'::regclass
-                      AND d.refobjid = f AND c.relkind IN ('i', 'I')
+        FOR dep IN SELECT DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid) AS what
+                     FROM pg_depend d
+                    WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid = f
+                      AND d.classid NOT IN ('pg_rewrite'::regclass, 'pg_proc'::regclass)
         LOOP
-            RAISE WARNING 'index % uses %, which is STABLE from snowflake 1.3 on', idx.name, f
+            RAISE WARNING '% uses %, which is STABLE from snowflake 1.3 on', dep.what, f
                 USING DETAIL = 'The decoders without a layout read ids in snowflake.layout, a server setting. '
-                               'The index keeps working, but pg_dump and pg_upgrade cannot create it again.',
+                               'What uses one keeps working, but pg_dump and pg_upgrade cannot create it again.',
                       HINT = 'Create it again over snowflake_decode_as(id, ''twitter'', epoch), which is IMMUTABLE, '
                              'and drop this one.';
         END LOOP;

@@ -136,6 +136,22 @@ for v in "${OLD[@]}"; do
     if [ "$n" = 100 ]; then ok "ids after the update from $v"; else not_ok "ids after the update from $v" "got '$n'"; fi
 done
 
+# 1.2's IMMUTABLE decoders are STABLE in 1.3: what needs them immutable (an
+# index, a generated column) is named in a WARNING of the update, a view is not.
+pg_psql "$DIR" -c "CREATE DATABASE decoders"
+pg_psql "$DIR" -d decoders -c "CREATE EXTENSION snowflake VERSION '1.2'" \
+    -c "CREATE TABLE readings (id bigint, w int GENERATED ALWAYS AS (snowflake_sequence(id)) STORED)" \
+    -c "CREATE INDEX readings_worker ON readings (snowflake_worker_id(id))" \
+    -c "CREATE VIEW readings_times AS SELECT snowflake_timestamp(id, '2025-01-01+00') FROM readings"
+out=$(pg_psql "$DIR" -d decoders -c "ALTER EXTENSION snowflake UPDATE TO '1.3'" 2>&1)
+if [[ $out == *"WARNING:  index readings_worker uses snowflake_worker_id(bigint), which is STABLE from snowflake 1.3 on"* &&
+      $out == *"uses snowflake_sequence(bigint), which is STABLE"* && $out == *"snowflake_decode_as(id, 'twitter', epoch)"* &&
+      $out != *readings_times* ]]; then
+    ok "the update from 1.2 names the index and the generated column over a decoder now STABLE, not the view"
+else
+    not_ok "the update from 1.2 names the index and the generated column over a decoder now STABLE, not the view" "$out"
+fi
+
 # The comparison notices a change.
 pg_psql "$DIR" -c "CREATE DATABASE changed"
 pg_psql "$DIR" -d changed -c "CREATE EXTENSION snowflake"

@@ -317,6 +317,13 @@ bool node_geometry(const IdLayout& l, Geometry* out, char* why, size_t why_size)
             kMaxNodeTimeBits, kMaxNodeTimeBits, l.time_bits);
         return false;
     }
+    if (l.time_bits < kMinNodeTimeBits) {
+        say(why, why_size,
+            "a node's time field has at least %d bits (2^%d ms, about a year: a node needs a year of its "
+            "lifetime left at start); this layout has %d",
+            kMinNodeTimeBits, kMinNodeTimeBits, l.time_bits);
+        return false;
+    }
     if (!geometry_valid(l.time_bits, l.worker_bits, l.sequence_bits)) {
         say(why, why_size, "a node's worker id and sequence have at most 30 bits each");
         return false;
@@ -327,6 +334,13 @@ bool node_geometry(const IdLayout& l, Geometry* out, char* why, size_t why_size)
 
 IdLayout layout_of(const Geometry& g) noexcept {
     return make(g.time_bits, g.worker_bits, g.sequence_bits, 1, T, W, S);
+}
+
+bool fit_lease_range(const Geometry& g, bool default_range, int32_t* lo, int32_t* hi) noexcept {
+    if (*hi <= g.max_worker) return true;
+    if (!default_range || *lo > g.max_worker) return false;
+    *hi = g.max_worker;
+    return true;
 }
 
 std::string geometry_text(const Geometry& g) noexcept {

@@ -136,6 +136,33 @@ LayoutFit layout_fits(const IdLayout& layout, int32_t worker, int64_t epoch_unix
 bool node_geometry(const IdLayout& layout, Geometry* out, char* why, size_t why_size) noexcept;
 // The IdLayout of a geometry.
 IdLayout layout_of(const Geometry& g) noexcept;
+
+// A node that changes from layout `from` to `to` (snowflake.accept_layout_change)
+// starts its ids after its mark's millisecond. With the time field on top
+// in both, every new id then lies above every id of `from` up to the mark
+// when `to` has at least as many bits below its time field; otherwise new
+// ids can equal old ones.
+constexpr bool change_keeps_ids_above(const Geometry& from, const Geometry& to) noexcept {
+    return to.time_shift >= from.time_shift;
+}
+
+// What a node does with a WAL record of layout code `record` (mark.hpp's
+// mark_layout_code; node: its own). A record of another layout is replayed
+// only in crash recovery with snowflake.accept_layout_change on (the
+// records of its own run before a change); a standby, or any archive
+// recovery, stops: it would issue ids of its own layout beside the
+// primary's, which can be equal.
+enum class RecordLayout { Same, AcceptedChange, Refused };
+constexpr RecordLayout judge_record_layout(uint32_t record, uint32_t node, bool accept_change,
+                                           bool archive_recovery) noexcept {
+    if (record == node) return RecordLayout::Same;
+    return accept_change && !archive_recovery ? RecordLayout::AcceptedChange : RecordLayout::Refused;
+}
+
+// The lease range of a node (snowflake.lease_worker_ids, [*lo, *hi]) in
+// layout g: the default range, every id, narrows to the layout's worker ids;
+// a range given beyond them does not fit (false).
+bool fit_lease_range(const Geometry& g, bool default_range, int32_t* lo, int32_t* hi) noexcept;
 // The text a node shows for its layout: the profile's name when one is
 // equal to it ("twitter"), else layout_text() ("time 40, worker 12, ...").
 std::string geometry_text(const Geometry& g) noexcept;

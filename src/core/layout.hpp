@@ -82,12 +82,20 @@ struct Geometry {
 };
 
 constexpr int kMaxNodeTimeBits = kTimestampBits;
+// 2^35 ms is 1.09 years: a node needs a year of its lifetime left at start
+// (generator.hpp's check_epoch), so a shorter time field is refused.
+constexpr int kMinNodeTimeBits = 35;
 
 // Whether widths make a geometry: each at least one bit, 63 in all, time at
-// most kMaxNodeTimeBits, sequence at most 30 bits (int32 counts).
+// most kMaxNodeTimeBits, sequence at most 30 bits (int32 counts), and time
+// and sequence 3 bits together: with one bit each the fenced values,
+// fenced_base + ms + 1 up to (2^T + 1) * 2^S + 2^T, would run into the
+// worker id above the word's 3-bit ordered part (2^S + 2^T >= 2^(T+S) holds
+// for T = S = 1 only).
 constexpr bool geometry_valid(int32_t time_bits, int32_t worker_bits, int32_t sequence_bits) noexcept {
     return time_bits >= 1 && worker_bits >= 1 && sequence_bits >= 1 && time_bits <= kMaxNodeTimeBits &&
-           worker_bits <= 30 && sequence_bits <= 30 && time_bits + worker_bits + sequence_bits <= 63;
+           worker_bits <= 30 && sequence_bits <= 30 && time_bits + worker_bits + sequence_bits <= 63 &&
+           time_bits + sequence_bits >= 3;
 }
 
 // The caller checks geometry_valid() first.

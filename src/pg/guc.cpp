@@ -28,6 +28,7 @@
 #include "../zk/hosts.hpp"
 #include "guc.hpp"
 #include "clock.hpp"
+#include "layout_glue.hpp"
 #include "ereport_guard.hpp"
 
 extern "C" {
@@ -133,21 +134,6 @@ bool accept_layout_change = false;
 int sequence_spread = 0;
 
 namespace {
-// snowflake.layout's geometry (assign hook): the id path's.
-snowflake::core::Geometry layout_value = snowflake::core::kTwitter;
-
-// The geometry of a snowflake.layout text; false with the reason (a
-// sentence) in why.
-bool validate_layout(const char* text, snowflake::core::Geometry* out, char* why, size_t why_size) {
-    snowflake::core::IdLayout l;
-    if (!snowflake::core::parse_layout(text, &l, why, why_size)) return false;
-    return snowflake::core::node_geometry(l, out, why, why_size);
-}
-
-constexpr const char* kLayoutHint =
-    "Give a profile (twitter, js-safe) or the fields from the top bit down, such as "
-    "'time 41, worker 8, sequence 14'; see \"Layouts\" in docs/reference.md.";
-
 bool setting_given(const char* value) {
     if (value == nullptr) return false;
     for (const char* p = value; *p != '\0'; p++)
@@ -212,44 +198,6 @@ bool check_epoch_hook(char** newval, void** extra, GucSource) {
 // snowflake.epoch's assign hook.
 void assign_epoch_hook(const char*, void* extra) {
     if (extra != nullptr) epoch_value = *static_cast<TimestampTz*>(extra);
-}
-
-// snowflake.layout's check hook: the geometry goes to the assign hook.
-bool check_layout_hook(char** newval, void** extra, GucSource) {
-    if (*newval == nullptr) return false;
-    snowflake::core::Geometry g{};
-    char why[320] = "";
-    if (!validate_layout(*newval, &g, why, sizeof(why))) {
-        why[0] = static_cast<char>(pg_toupper(static_cast<unsigned char>(why[0])));  // a sentence
-        GUC_check_errdetail("%s.", why);
-        GUC_check_errhint("%s", kLayoutHint);
-        return false;
-    }
-    auto* copy = static_cast<snowflake::core::Geometry*>(sf_guc_malloc(sizeof(g)));
-    if (copy == nullptr) return false;
-    *copy = g;
-    *extra = copy;
-    return true;
-}
-void assign_layout_hook(const char*, void* extra) {
-    if (extra != nullptr) layout_value = *static_cast<snowflake::core::Geometry*>(extra);
-}
-
-// snowflake.sequence_spread: 0 (off) or a power of two up to a quarter of
-// the layout's ids a millisecond (core::spread_for() would round; a value
-// that is not what it does is refused instead). Defined after
-// snowflake.layout: its check reads the layout.
-bool check_sequence_spread_hook(int* newval, void**, GucSource) {
-    if (*newval == 0) return true;
-    const snowflake::core::IdLayout l = snowflake::core::layout_of(layout_value);
-    if (snowflake::core::spread_for(l, *newval) == *newval && *newval >= 2) return true;
-    const int cap = snowflake::core::spread_for(l, INT32_MAX);
-    GUC_check_errdetail("%s is 0 (off) or a power of two from 2 to %d, a quarter of the %d ids a millisecond of "
-                        "snowflake.layout.",
-                        name(Setting::SequenceSpread), cap, layout_value.max_sequence + 1);
-    GUC_check_errhint(
-        "16 evens id %% 16 at low rates and costs 7.5 ids a millisecond on average; 0 turns it off.");
-    return false;
 }
 
 // The end of a check hook: true without a reason (nullptr or ""), else
@@ -618,55 +566,9 @@ TimestampTz current_epoch() {
     return ts;
 }
 
-// The node's layout (guc.hpp).
-const snowflake::core::Geometry& node_geometry() {
-    if (preloaded) return layout_value;
-    // Not preloaded: as current_epoch(), the value the session started with.
-    static snowflake::core::Geometry read;
-    const char* raw = nullptr;
-    if (GetConfigOption(name(Setting::Layout), true, false) != nullptr)
-        raw = GetConfigOptionResetString(name(Setting::Layout));
-    if (raw == nullptr || raw[0] == '\0') return snowflake::core::kTwitter;
-    char why[320] = "";
-    if (!validate_layout(raw, &read, why, sizeof(why))) {
-        why[0] = static_cast<char>(pg_toupper(static_cast<unsigned char>(why[0])));
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("invalid value for parameter \"%s\": \"%s\"", name(Setting::Layout), raw),
-                        errdetail("%s.", why), errhint("%s", kLayoutHint)));
-    }
-    return read;
-}
-
 const char* layout_setting_name() { return name(Setting::Layout); }
-
-// The worker ids of the other settings against the layout (guc.hpp).
-void check_layout_fits() {
-    const snowflake::core::Geometry& g = layout_value;
-    const char* layout = layout_setting != nullptr ? layout_setting : "twitter";
-    auto refuse = [&](const char* setting, const char* what, int value) {
-        ereport(FATAL,
-                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                 errmsg("%s %d does not fit %s '%s'", setting, value, name(Setting::Layout), layout),
-                 errdetail("The layout's worker field has %d bits: %s from 0 to %d.", g.worker_bits, what,
-                           g.max_worker),
-                 errhint("Choose %s from 0 to %d, or a layout with more worker bits.", setting, g.max_worker)));
-    };
-    if (worker_id > g.max_worker) refuse(name(Setting::WorkerId), "worker ids", worker_id);
-    if (http_worker_id > g.max_worker) refuse(name(Setting::HttpWorkerId), "worker ids", http_worker_id);
-    if (lease_worker_max > g.max_worker) {
-        // The default range is every worker id: every one of this layout's.
-        const bool default_range = lease_worker_ids_text == nullptr ||
-                                   strcmp(lease_worker_ids_text, "0-1023") == 0;
-        if (default_range && lease_worker_min <= g.max_worker)
-            lease_worker_max = g.max_worker;
-        else
-            ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s '%s' does not fit %s '%s'", name(Setting::LeaseWorkerIds),
-                                   lease_worker_ids_text, name(Setting::Layout), layout),
-                            errdetail("The layout's worker field has %d bits: worker ids from 0 to %d.",
-                                      g.worker_bits, g.max_worker),
-                            errhint("Give %s a range within 0-%d.", name(Setting::LeaseWorkerIds), g.max_worker)));
-    }
+bool lease_worker_ids_default() {
+    return lease_worker_ids_text == nullptr || strcmp(lease_worker_ids_text, "0-1023") == 0;
 }
 
 // A WARNING at start for a clock outside the epoch's range (guc.hpp).
@@ -674,7 +576,7 @@ void warn_if_clock_outside_epoch() {
     const int64_t epoch_ms = snowflake::core::floor_div(epoch_value + kPgEpochUnixUs, 1000);
     const int64_t now_ms = snowflake::core::floor_div(unix_now_us(), 1000);
     char why[256];
-    switch (snowflake::core::check_epoch(epoch_ms, now_ms, layout_value)) {
+    switch (snowflake::core::check_epoch(epoch_ms, now_ms, node_geometry())) {
         case snowflake::core::EpochCheck::InFuture:
             snprintf(why, sizeof(why), "The clock reads a time before %s.", name(Setting::Epoch));
             break;
@@ -682,7 +584,7 @@ void warn_if_clock_outside_epoch() {
             snprintf(why, sizeof(why),
                      "Less than a year of the %d-bit millisecond range of %s that starts "
                      "at %s is left, or the clock is past its end.",
-                     layout_value.time_bits, name(Setting::Layout), name(Setting::Epoch));
+                     node_geometry().time_bits, name(Setting::Layout), name(Setting::Epoch));
             break;
         case snowflake::core::EpochCheck::Ok:
             return;

@@ -50,6 +50,7 @@ extern bool accept_layout_change;  // a mark of another layout is read (mark_fil
 extern int sequence_spread;        // 0 (off) or the spread of a millisecond's first sequence
 const core::Geometry& node_geometry();
 const char* layout_setting_name();  // "snowflake.layout"
+bool lease_worker_ids_default();    // snowflake.lease_worker_ids is its default, every id
 // _PG_init: FATAL when snowflake.worker_id, snowflake.http_worker_id or
 // snowflake.lease_worker_ids does not fit the layout's worker field (the
 // default lease range is narrowed to the layout's worker ids).

@@ -200,10 +200,10 @@ void require_generator() {
     require_shared();
     if (worker_id < 0 && !shared->lease.leasing)
         ereport(ERROR,
-                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("snowflake.worker_id is not set"),
-                 errhint("Set snowflake.worker_id in postgresql.conf to a number from 0 to 1023 "
-                         "that no other node uses, then restart the server.")));
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE), errmsg("snowflake.worker_id is not set"),
+                 errhint("Set snowflake.worker_id in postgresql.conf to a number from 0 to %d "
+                         "that no other node uses, then restart the server.",
+                         std::min<int32_t>(core::kMaxWorker, node_geometry().max_worker))));
     if (RecoveryInProgress())
         ereport(ERROR,
                 (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),

@@ -20,27 +20,26 @@
 // - Writes are atomic and durable: temp file, fsync, rename, fsync of the
 //   data directory. The file carries a CRC-32C.
 // - The file records the layout of the ids it bounds (snowflake.layout): a
-//   mark of another layout stops the server at start (FATAL), unless
-//   snowflake.accept_layout_change is on.
-// Nothing else here raises an error: file operations report errno to the caller.
+//   mark of another layout stops the server at start (layout_glue.cpp),
+//   unless snowflake.accept_layout_change is on.
+// Nothing here raises an error: file operations report errno to the caller.
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <string>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "../core/generator.hpp"
-#include "../core/id_layout.hpp"
 #include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
 #include "../core/reservation.hpp"
 #include "../core/stats_snapshot.hpp"
 #include "guc.hpp"
+#include "layout_glue.hpp"
 #include "mark_file.hpp"
 #include "reservation_limit.hpp"
 #include "shared_state.hpp"
@@ -133,41 +132,6 @@ void mark_shutdown(int code, Datum) {
 
 }  // namespace
 
-// A mark of another layout than snowflake.layout: its ids and the new ones
-// can be equal bit for bit, so the server does not start, unless
-// snowflake.accept_layout_change says that this change is meant (its ids
-// then start after the mark's millisecond, as after any mark).
-void check_mark_layout(const core::Mark& mark) {
-    const core::Geometry& mine = node_geometry();
-    if (mark.layout == core::mark_layout_code(mine)) return;
-    core::Geometry theirs{};
-    (void)core::geometry_of_mark_code(mark.layout, &theirs);  // decode_mark() accepted it
-    const std::string theirs_text = core::geometry_text(theirs), mine_text = core::geometry_text(mine);
-    // With the time field on top in both, every new id is above every id of
-    // the old layout up to the mark when the new one has at least as many
-    // bits below its time field.
-    const bool above = mine.time_shift >= theirs.time_shift;
-    if (!accept_layout_change)
-        ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("snowflake.layout is '%s', but this data directory issued ids in '%s'",
-                               mine_text.c_str(), theirs_text.c_str()),
-                        errdetail("The high-water mark file \"%s\" was written under layout '%s'. %s", kMarkFile,
-                                  theirs_text.c_str(),
-                                  above ? "Ids of the new layout would all lie above this node's ids so far."
-                                        : "Ids of the new layout can be equal to ids this node issued before."),
-                        errhint("Set snowflake.layout back to '%s', or, to change the layout, start once with "
-                                "snowflake.accept_layout_change = on (see \"Changing the layout\" in "
-                                "docs/operations.md).",
-                                theirs_text.c_str())));
-    ereport(above ? LOG : WARNING,
-            (errmsg("snowflake.layout changes from '%s' to '%s' (snowflake.accept_layout_change is on)",
-                    theirs_text.c_str(), mine_text.c_str()),
-             errdetail(above ? "Every new id lies above this node's ids of the old layout."
-                             : "New ids can be equal to ids this node issued before: they must not share a "
-                               "column with them."),
-             errhint("Set snowflake.accept_layout_change back to off.")));
-}
-
 // Writes the mark durably (mark_file.hpp), recording snowflake.layout.
 int write_mark(const core::Mark& given, const char** step) {
     core::Mark mark = given;
@@ -213,7 +177,7 @@ void load_mark(SharedState* s) {
                 snprintf(sentence, sizeof(sentence), "At server start, %s.", core::mark_decode_text(d));
                 set_problem(s, 0, sentence);
             } else {
-                check_mark_layout(mark);
+                note_mark_layout(mark);  // reported after the lock (shmem.cpp)
                 s->mark_status = kMarkOk;
                 s->loaded = mark;
             }

@@ -2,6 +2,7 @@
 // where the locking protocol is written down) and moves its position word
 // through the transitions that protocol allows.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -13,6 +14,7 @@
 #include "../core/stats_snapshot.hpp"
 #include "shmem.hpp"
 #include "guc.hpp"
+#include "layout_glue.hpp"
 #include "lease_state.hpp"
 #include "mark_file.hpp"
 #include "position_words.hpp"
@@ -95,6 +97,7 @@ void shmem_startup() {
         load_mark(shared);
     }
     LWLockRelease(AddinShmemInitLock);
+    if (!found) report_mark_layout();  // the mark's layout against snowflake.layout: FATAL unless a change
     if (!IsUnderPostmaster) register_mark_shutdown();
 }
 
@@ -166,7 +169,8 @@ int64_t start_tenure_locked(int32_t worker, int64_t floor_ms, int64_t grace_ms, 
     const int64_t start = core::start_tenure(node_geometry(), words, worker, floor_ms);
     // The start counts as used up: a clock up to grace_ms behind the floor
     // is still waited out.
-    set_floor_locked(start, grace_ms > 0 ? grace_ms + (start - floor_ms) : 0, source);
+    // (a floor past a short layout's lifetime starts at its end: no grace)
+    set_floor_locked(start, grace_ms > 0 ? std::max<int64_t>(0, grace_ms + (start - floor_ms)) : 0, source);
     return start;
 }
 

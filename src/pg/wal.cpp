@@ -83,7 +83,6 @@
 
 #include "../core/clock_health.hpp"
 #include "../core/generator.hpp"
-#include "../core/id_layout.hpp"
 #include "../core/position.hpp"
 #include "../core/lease.hpp"
 #include "../core/mark.hpp"
@@ -95,6 +94,7 @@
 #include "wal.hpp"
 #include "clock.hpp"
 #include "guc.hpp"
+#include "layout_glue.hpp"
 #include "lease_state.hpp"
 #include "mark_file.hpp"
 #include "reservation_limit.hpp"
@@ -303,22 +303,8 @@ void remove_refusal_file(int elevel) {
 
 void replay_reservation(const core::WalReservation& rec) {
     // A record of another layout: this server would go on to issue ids that
-    // can equal the primary's (core/wal_record.hpp). The startup process
-    // stops, and with it the server; unless snowflake.accept_layout_change
-    // says the change is meant (the records of a crashed server that was
-    // then started in the new layout): its milliseconds still raise the floor.
-    if (rec.layout != core::mark_layout_code(node_geometry()) && !accept_layout_change) {
-        core::Geometry theirs{};
-        (void)core::geometry_of_mark_code(rec.layout, &theirs);  // decode_reservation() accepted it
-        ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("snowflake WAL records were written under snowflake.layout '%s', this server's is "
-                               "'%s'",
-                               core::geometry_text(theirs).c_str(), core::geometry_text(node_geometry()).c_str()),
-                        errdetail("A standby issues ids in its primary's layout once promoted: ids of two layouts "
-                                  "can be equal."),
-                        errhint("Set snowflake.layout to '%s' on this server and start it again.",
-                                core::geometry_text(theirs).c_str())));
-    }
+    // can equal the primary's; stops unless it is a change (layout_glue.cpp).
+    check_record_layout(rec.layout, shared->wal.archive_recovery);
     const core::ReplayedReservation r = core::read_reservation(rec, epoch_unix_us());
     const int64_t ms = r.until_ms;
     WalMarkShared& w = shared->wal;
@@ -431,9 +417,9 @@ void rmgr_desc(StringInfo buf, XLogReaderState* record) {
                          timestamptz_to_str(rec.until_ms * 1000 - kPgEpochUnixUs));
     }
     appendStringInfo(buf, ", window %d ms, worker %d", rec.window_ms, rec.worker_id);
-    core::Geometry g{};
+    core::Geometry g{};  // a layout other than twitter, as its widths
     if (rec.layout != 0 && core::geometry_of_mark_code(rec.layout, &g))
-        appendStringInfo(buf, ", layout %s", core::geometry_text(g).c_str());
+        appendStringInfo(buf, ", layout %d/%d/%d", g.time_bits, g.worker_bits, g.sequence_bits);
 }
 
 // The resource manager's name of a record type.

@@ -160,3 +160,58 @@ case_19() {
         'FATAL:  invalid value for parameter "snowflake.sequence_spread": "32"' \
         "snowflake.layout = 'js-safe'" "snowflake.sequence_spread = 32"
 }
+
+# log_has_in DIR TEXT: the server log has TEXT (for wait_for).
+log_has_in() { grep -qF "$2" "$1/server.log" 2>/dev/null; }
+
+case_20() {
+    echo "# case 20: WAL records of another layout: a standby stops whatever accept_layout_change says; crash recovery under a change replays them"
+    local P S C last first
+    P=$(pg_tmpdir)
+    fault_init "$P" "wal_level = replica" "max_wal_senders = 4" "hot_standby = on" \
+        || { bail "20: primary initialised"; return; }
+    pg_start "$P" || { bail "20: primary started" "$(tail -5 "$P/server.log")"; return; }
+    helpers_sql "$P" || { bail "20: helpers on the primary"; return; }
+    S=$(pg_tmpdir)
+    if ! as_pg "$PGBIN/pg_basebackup" -h "$P" -p "$PG_PORT" -U postgres -D "$S/data" -R -X stream -c fast \
+            >"$S/basebackup.log" 2>&1; then
+        bail "20: pg_basebackup -R from the primary" "$(tail -5 "$S/basebackup.log")"; return
+    fi
+    # A standby set to js-safe, with the setting that a data directory's own
+    # change needs: the primary goes on logging twitter reservations.
+    pg_conf "$S" "unix_socket_directories = '$S'" "snowflake.layout = 'js-safe'" "snowflake.accept_layout_change = on"
+    pg_start "$S" || true
+    pg_val "$P" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c20' FROM generate_series(1, 100)" >/dev/null
+    pg_val "$P" "SELECT pg_switch_wal()" >/dev/null
+    if wait_for "the standby stops" 20 log_has_in "$S" \
+            "FATAL:  snowflake WAL records were written under snowflake.layout 'twitter', this server's is 'js-safe'"; then
+        ok "20: a js-safe standby of a twitter primary stops at a record: FATAL naming both"
+    else
+        not_ok "20: a js-safe standby of a twitter primary stops at a record" "$(grep -E 'FATAL|WARNING' "$S/server.log" | tail -4)"
+    fi
+    check "20: ... accept_layout_change does not apply to a standby (the detail says so)" \
+        log_has_in "$S" "snowflake.accept_layout_change does not apply to a standby"
+    wait_for "the standby's postmaster gone" 20 pg_gone "$S" || not_ok "20: ... and the standby is down"
+    pg_reap "$S"
+    pg_stop "$P"
+
+    # Crash recovery of a data directory started in another layout: its own
+    # twitter records are replayed, once announced, and the new ids follow.
+    C=$(pg_tmpdir)
+    fault_init "$C" "fsync = on" || { bail "20: instance initialised"; return; }
+    pg_start "$C" || { bail "20: started" "$(tail -5 "$C/server.log")"; return; }
+    helpers_sql "$C" || { bail "20: helpers"; return; }
+    pg_val "$C" "INSERT INTO ids(id, phase) SELECT snowflake_nextval(), 'c20-tw' FROM generate_series(1, 1000)" >/dev/null
+    last=$(pg_val "$C" "SELECT max(id) FROM ids")
+    pg_stop "$C" immediate
+    pg_reap "$C"
+    fault_conf "$C" "snowflake.layout = 'js-safe'" "snowflake.accept_layout_change = on"
+    pg_start "$C" || { bail "20: restarted in js-safe after a crash" "$(tail -8 "$C/server.log")"; return; }
+    check "20: crash recovery with accept_layout_change replays the twitter records with a WARNING" \
+        log_has_in "$C" "WARNING:  snowflake replays WAL records of snowflake.layout 'twitter' under 'js-safe'"
+    first=$(pg_val "$C" "SELECT snowflake_nextval()")
+    is "20: ... the first js-safe id's millisecond is past the last twitter id's" \
+        "$(pg_val "$C" "SELECT (snowflake_decode_as($first, 'js-safe', current_setting('snowflake.epoch')::timestamptz)).ts
+                        > (snowflake_decode_as($last, 'twitter', current_setting('snowflake.epoch')::timestamptz)).ts")" t
+    pg_stop "$C"
+}

@@ -54,6 +54,10 @@
 #      without it, take every id % 16 about equally with 16; increasing; a
 #      batch still whole; values that are not a power of two up to a quarter
 #      of a millisecond's ids refused (reload, start)
+#  20  WAL records of another layout: a js-safe standby of a twitter primary
+#      stops at a record even with snowflake.accept_layout_change on (FATAL
+#      naming both); crash recovery of a data directory started in js-safe
+#      with the setting on replays its twitter records with a WARNING
 #
 # The instances of the mark and crash cases (4-6, 9-11, 13, 14, 17) run with
 # fsync = on, so that the durable path and its errors are exercised.
@@ -64,8 +68,8 @@
 #   crash.sh       9, 10, 13, 16 crashes and the reservation after them
 #   durability.sh  11, 14        the storage under the mark, the floor
 #   settings.sh    7, 8          a hot standby, bad settings
-#   layout.sh      18, 19        snowflake.layout at start, snowflake.sequence_spread
-# Case -> file: 0-3 clock, 4-6 restart, 7-8 settings, 9-10 crash, 11 durability, 12 clock, 13 crash, 14 durability, 15 clock, 16 crash, 17 restart, 18-19 layout.
+#   layout.sh      18-20         snowflake.layout at start, snowflake.sequence_spread, WAL of another layout
+# Case -> file: 0-3 clock, 4-6 restart, 7-8 settings, 9-10 crash, 11 durability, 12 clock, 13 crash, 14 durability, 15 clock, 16 crash, 17 restart, 18-20 layout.
 # This file sources them all and runs the cases in order of their numbers.
 # Helpers of the cases are in lib.sh; those this suite shares with others in
 # test/lib/fault.sh (instances, pgbench, checks; also test/standby.sh) and

@@ -5,12 +5,14 @@
 
 #include "core/generator.hpp"
 #include "core/id_layout.hpp"
+#include "core/mark.hpp"
 #include "core/layout.hpp"
 #include "core/position.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace {
@@ -85,6 +87,57 @@ TEST(Geometry, InstagramsSplitIsANodeLayout) {
     EXPECT_EQ(geometry_text(g), "time 40, worker 13, sequence 10, unit 1ms");
 }
 
+// With one bit of time and one of sequence the fenced values would run into
+// the worker id: no geometry; and a node's time field has a year at least.
+TEST(Geometry, WidthsWhoseFencedWordsWouldCarryAreNoGeometry) {
+    EXPECT_FALSE(geometry_valid(1, 5, 1));
+    EXPECT_TRUE(geometry_valid(2, 5, 1));
+    EXPECT_TRUE(geometry_valid(1, 5, 2));
+    for (int t = 1; t <= 4; t++)
+        for (int q = 1; q <= 4; q++) {
+            if (!geometry_valid(t, 3, q)) continue;
+            const Geometry g = geometry_of(t, 3, q);
+            for (int32_t w : {0, 6, 7}) {
+                const uint64_t f = pack_fenced(g, g.max_ms, w);
+                EXPECT_TRUE(is_fenced(g, f)) << t << "/" << q;
+                EXPECT_EQ(packed_worker(g, f), w) << t << "/" << q;
+            }
+        }
+    EXPECT_NE(refused("time 34, worker 10, sequence 12").find("at least 35 bits"), std::string::npos);
+    EXPECT_NE(refused("time 1, worker 1, sequence 1").find("at least 35 bits"), std::string::npos);
+}
+
+// The glue's decisions about a change of layout (mark_file.cpp, wal.cpp) and
+// the lease range (guc.cpp).
+TEST(Geometry, ChangesRecordsAndLeaseRanges) {
+    const Geometry js = geometry_of(41, 6, 6);
+    EXPECT_TRUE(change_keeps_ids_above(js, kTwitter));
+    EXPECT_FALSE(change_keeps_ids_above(kTwitter, js));
+    EXPECT_FALSE(change_keeps_ids_above(geometry_of(40, 13, 10), kTwitter));
+    EXPECT_TRUE(change_keeps_ids_above(kTwitter, kTwitter));
+
+    const uint32_t t = mark_layout_code(kTwitter), j = mark_layout_code(js);
+    EXPECT_EQ(judge_record_layout(t, t, false, true), RecordLayout::Same);
+    EXPECT_EQ(judge_record_layout(t, j, false, false), RecordLayout::Refused);
+    EXPECT_EQ(judge_record_layout(t, j, true, false), RecordLayout::AcceptedChange);  // crash recovery
+    EXPECT_EQ(judge_record_layout(t, j, true, true), RecordLayout::Refused);          // a standby, always
+    EXPECT_EQ(judge_record_layout(j, t, true, true), RecordLayout::Refused);
+
+    int32_t lo = 0, hi = 1023;
+    EXPECT_TRUE(fit_lease_range(js, true, &lo, &hi));
+    EXPECT_EQ(hi, 63);
+    lo = 0, hi = 1023;
+    EXPECT_FALSE(fit_lease_range(js, false, &lo, &hi));  // given beyond the layout
+    lo = 100, hi = 1023;
+    EXPECT_FALSE(fit_lease_range(js, true, &lo, &hi));
+    lo = 10, hi = 20;
+    EXPECT_TRUE(fit_lease_range(js, false, &lo, &hi));
+    EXPECT_EQ(hi, 20);
+    lo = 0, hi = 1023;
+    EXPECT_TRUE(fit_lease_range(kTwitter, false, &lo, &hi));
+    EXPECT_EQ(hi, 1023);
+}
+
 TEST(Geometry, ANodeRefusesWhatItCannotIssue) {
     EXPECT_NE(refused("sonyflake").find("order (time, sequence, worker)"), std::string::npos);
     EXPECT_NE(refused("time 39, worker 16, sequence 8, unit 10ms").find("unit of 10 ms"), std::string::npos);
@@ -95,9 +148,21 @@ TEST(Geometry, ANodeRefusesWhatItCannotIssue) {
 // In every geometry the fenced words lie above every normal word and the
 // fields come back as packed, at the ends of each field.
 TEST(Geometry, WordsRoundTripAtEveryBound) {
-    for (const char* text : {"twitter", "js-safe", "instagram", "time 11, worker 4, sequence 2",
-                             "time 41, worker 1, sequence 1", "time 35, worker 14, sequence 14"}) {
-        const Geometry g = node(text);
+    for (const char* text :
+         {"twitter", "js-safe", "instagram", "time 11, worker 4, sequence 2", "time 41, worker 1, sequence 1",
+          "time 35, worker 14, sequence 14", "time 2, worker 3, sequence 1", "time 1, worker 3, sequence 2"}) {
+        // The small ones are no node's layout (under 35 bits of time): the
+        // word's form is the same, built here directly.
+        Geometry g = geometry_of(0, 0, 0);
+        if (std::string(text).rfind("time ", 0) == 0 &&
+            std::stoi(std::string(text).substr(5)) < kMinNodeTimeBits) {
+            int t = 0, w = 0, q = 0;
+            ASSERT_EQ(std::sscanf(text, "time %d, worker %d, sequence %d", &t, &w, &q), 3);
+            ASSERT_TRUE(geometry_valid(t, w, q)) << text;
+            g = geometry_of(t, w, q);
+        } else {
+            g = node(text);
+        }
         for (int64_t ms : {int64_t{-1}, int64_t{0}, g.max_ms - 1, g.max_ms})
             for (int32_t seq : {0, g.max_sequence})
                 for (int32_t w : {0, g.max_worker}) {
@@ -122,7 +187,7 @@ TEST(Geometry, WordsRoundTripAtEveryBound) {
 // lifetime, and a floor past it (a mark holds up to 2^41 - 1) uses it up
 // instead of running into the fenced values.
 TEST(Geometry, TheLifetimesLastMillisecondAndSequence) {
-    const Geometry g = node("time 11, worker 4, sequence 2");
+    const Geometry g = geometry_of(11, 4, 2);  // a short lifetime, to reach its end
     FastNext f{};
     const uint64_t last = pack_position(g, g.max_ms, g.max_sequence - 1, 9);
     ASSERT_TRUE(fast_next(g, last, g.max_ms, g.max_ms, &f));
